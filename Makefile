@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: MIT
+# cudnnvm: one non-recursive GNU make. `make V=1` shows the commands,
+# `make DEVELOPER=1` turns warnings into errors, `make O=dir` builds elsewhere.
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+DESTDIR ?=
+O ?= build
+
+CC ?= cc
+PKG_CONFIG ?= pkg-config
+CFLAGS ?= -O2 -g
+LDFLAGS ?=
+
+PKGS := libarchive libcrypto jansson
+PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+
+# Our flags are always added; CFLAGS stays the user's.
+CVM_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) \
+	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-fstack-protector-strong -fPIE -MMD -MP
+CVM_CFLAGS += $(if $(filter -O1 -O2 -O3 -Os,$(CFLAGS)),-D_FORTIFY_SOURCE=2)
+ifeq ($(DEVELOPER),1)
+CVM_CFLAGS += -Werror -Wformat=2 -Wpointer-arith -Wvla -Wundef -Wcast-align \
+	-Wno-format-nonliteral
+endif
+CVM_LDFLAGS := -pie -Wl,-z,relro,-z,now
+LIBS := $(PKG_LIBS) -lpthread -ldl
+
+ifneq ($(V),1)
+Q := @
+quiet = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
+LIB_SRCS := $(filter-out src/main.c $(CMD_SRCS),$(sort $(wildcard src/*.c)))
+LIB_OBJS := $(LIB_SRCS:src/%.c=$(O)/%.o) $(O)/manifests_data.o
+BIN_OBJS := $(O)/main.o $(CMD_SRCS:src/%.c=$(O)/%.o)
+MANIFESTS := $(sort $(wildcard manifests/redistrib_*.json manifests/*releases.json))
+
+UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
+
+all: $(O)/cudnnvm
+
+$(O)/cudnnvm: $(BIN_OBJS) $(O)/libcvm.a
+	$(call quiet,LINK,$@)$(CC) $(CFLAGS) $(CVM_LDFLAGS) $(LDFLAGS) -o $@ $(BIN_OBJS) $(O)/libcvm.a $(LIBS)
+
+$(O)/libcvm.a: $(LIB_OBJS)
+	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
+
+$(O)/%.o: src/%.c | $(O)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
+
+# The catalogue is compiled in, so that the binary works from anywhere.
+$(O)/manifests_data.c: src/embed-manifests.sh $(MANIFESTS) | $(O)
+	$(call quiet,GEN,$@)sh src/embed-manifests.sh $(MANIFESTS) > $@.tmp && mv $@.tmp $@
+
+$(O)/manifests_data.o: $(O)/manifests_data.c
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) -c -o $@ $<
+
+$(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libcvm.a | $(O)
+	@mkdir -p $(O)/tests
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) -Itests/unit $(PKG_CFLAGS) $(CVM_LDFLAGS) $(LDFLAGS) -o $@ $< $(O)/libcvm.a $(LIBS)
+
+$(O):
+	@mkdir -p $(O)
+
+# Tests: installs what is missing (Debian), then unit and integration tests.
+deps:
+	@sh tests/deps.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all-tests
+	$(Q)sh tests/run.sh $(O)
+	$(Q)$(MAKE) --no-print-directory check-asan
+
+all-tests: $(O)/cudnnvm $(UNIT_BINS)
+
+# The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
+ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+check-asan:
+	$(Q)$(MAKE) --no-print-directory O=build-asan CFLAGS="$(ASAN_FLAGS)" all-tests
+	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
+		sh tests/run.sh build-asan
+
+demo: $(O)/cudnnvm
+	$(Q)sh tests/fixtures/demo.sh $(O)/cudnnvm
+
+install: $(O)/cudnnvm
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(DATADIR)/bash-completion/completions
+	install -m 0755 $(O)/cudnnvm $(DESTDIR)$(BINDIR)/cudnnvm
+	install -m 0644 packaging/cudnnvm.1 $(DESTDIR)$(MANDIR)/man1/cudnnvm.1
+	install -m 0644 packaging/cudnnvm.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/cudnnvm
+
+clean:
+	rm -rf build build-asan $(if $(filter-out build build-asan,$(O)),$(O))
+
+.PHONY: all deps check all-tests check-asan demo install clean
+.DELETE_ON_ERROR:
+
+-include $(wildcard $(O)/*.d $(O)/tests/*.d)

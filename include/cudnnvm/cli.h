@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_CLI_H
+#define CUDNNVM_CLI_H
+
+/* What main() hands each command: the global options and the set-up it asked for. */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cudnnvm/store.h"
+
+struct cvm_ctx {
+	const char *root;		/* host path of --root; "" for the real root */
+	const char *manifests;		/* --manifests / CUDNNVM_MANIFESTS, or NULL */
+	const char *mirror;		/* --mirror / CUDNNVM_MIRROR, or NULL */
+	double lock_timeout;		/* < 0 waits forever, 0 = --no-wait */
+	bool user;			/* --user */
+	struct cvm_store store;		/* opened (and locked) per the command's flags */
+	bool store_open;
+};
+
+/* Flags of the command table: what main() sets up before calling. */
+#define CVM_CMD_STORE	(1u << 0)	/* open the store if it exists (readers) */
+#define CVM_CMD_WRITE	(1u << 1)	/* create and lock the store */
+
+/* Each command: 0 or a negative code (its message already printed). */
+int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_list(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_toolkits(struct cvm_ctx *ctx, int argc, char **argv);
+
+/*
+ * Shared option handling: the output options accepted after the command
+ * too (--json, -q, -v). Returns 1 when c was one of them.
+ */
+int cvm_cli_common_opt(int c);
+#define CVM_COMMON_LONGOPTS \
+	{ "json", no_argument, NULL, 'J' }, \
+	{ "quiet", no_argument, NULL, 'q' }, \
+	{ "verbose", no_argument, NULL, 'v' }
+#define CVM_COMMON_SHORTOPTS "qv"
+
+/* Prints "<cmd>: <what>" usage error and returns -CVM_E_USAGE. */
+int cvm_usage_bad_option(const char *cmd, char **argv);
+int cvm_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Joins ctx->root and path (an absolute path inside the root) into buf. */
+int cvm_root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path);
+
+#endif

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_CUDNN_H
+#define CUDNNVM_CUDNN_H
+
+/* What a cuDNN tree must hold, read without loading anything. */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cudnnvm/version.h"
+
+/*
+ * Reads CUDNN_MAJOR, CUDNN_MINOR and CUDNN_PATCHLEVEL from header text
+ * (cudnn_version.h from 8.x, cudnn.h before). 0 or -CVM_E_NOTFOUND.
+ */
+int cvm_cudnn_header_version(const char *text, size_t len, struct cvm_version *v);
+
+struct cvm_cudnn_tree {
+	struct cvm_version header;	/* major.minor.patch from the headers */
+	bool windows;			/* bin/ include/ lib/x64 layout */
+	char library[64];		/* "lib/libcudnn.so.9" or "bin/cudnn64_9.dll" */
+};
+
+/*
+ * Checks that the version tree at dirfd looks like cuDNN: a version header,
+ * the main library for the header's major. name is for messages.
+ * 0, or -CVM_E_LAYOUT with a message naming what is missing.
+ */
+int cvm_cudnn_check_tree(int dirfd, const char *name, struct cvm_cudnn_tree *t);
+
+#endif

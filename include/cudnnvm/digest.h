@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_DIGEST_H
+#define CUDNNVM_DIGEST_H
+
+/* SHA-256, the only interface to OpenSSL (wrapped by digest.c alone, EVP only). */
+#include <stddef.h>
+#include <stdint.h>
+
+#define CVM_SHA256_LEN 32
+#define CVM_SHA256_HEX 65
+
+struct cvm_sha256;	/* opaque */
+
+/* New context, or NULL on ENOMEM. Free with _free. */
+struct cvm_sha256 *cvm_sha256_new(void);
+int cvm_sha256_update(struct cvm_sha256 *c, const void *buf, size_t len);
+/* Writes the digest and resets nothing: free the context afterwards. */
+int cvm_sha256_final(struct cvm_sha256 *c, uint8_t out[CVM_SHA256_LEN]);
+void cvm_sha256_free(struct cvm_sha256 *c);
+
+/*
+ * Hashes fd from offset 0 to EOF with pread (the file offset is untouched);
+ * *size receives the bytes hashed. on_progress may be NULL. 0 or -errno.
+ */
+int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
+		  void (*on_progress)(void *arg, uint64_t n), void *arg);
+
+/* Lowercase hex of a digest into hex[65]. */
+void cvm_hex_encode(const uint8_t *bin, size_t len, char *hex);
+/* Decodes exactly 2*len hex digits (either case): 0 or -CVM_E_USAGE. */
+int cvm_hex_decode(const char *hex, uint8_t *bin, size_t len);
+
+#endif

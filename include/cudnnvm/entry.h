@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_ENTRY_H
+#define CUDNNVM_ENTRY_H
+
+/*
+ * The rules every archive entry must pass before anything is written (pure:
+ * no I/O). They hold for all three layouts (cudnn-facts.md): one top folder,
+ * which is stripped; regular files, folders and symlinks only; no absolute
+ * names, no "..", no control characters; a symlink body is relative, and its
+ * only ".." components lead it, no more of them than the link's own depth.
+ * Together with an extractor that never follows a symlink while creating a
+ * path, this keeps every write and every link inside the version.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cudnnvm/archive.h"
+
+enum cvm_layout {
+	CVM_LAYOUT_NVIDIA,	/* cudnn-<platform>-<ver>_cuda<N>-archive/ */
+	CVM_LAYOUT_LEGACY,	/* cuda/include, cuda/lib64 (<= 8.2 tgz) */
+};
+
+struct cvm_entry_state {
+	char top[256];		/* the top folder, set by the first entry */
+	bool have_top;
+	enum cvm_layout layout;
+};
+
+/*
+ * Checks e and writes its name relative to the version root (top folder
+ * stripped, legacy lib64 mapped to lib) into rel. Returns 0 (write it),
+ * 1 (the top folder itself: skip), or -CVM_E_UNSAFE after printing
+ * "unsafe archive 'name': entry 'x': <rule>". st starts zeroed.
+ */
+int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
+		    const struct cvm_entry *e, char *rel, size_t rel_len);
+
+/* The name rules alone (for fuzzing and unit tests): NULL, or why not. */
+const char *cvm_entry_name_problem(const char *path);
+/* The symlink rule alone: NULL, or why not. rel is the link's own name. */
+const char *cvm_entry_link_problem(const char *rel, const char *target);
+
+/*
+ * The version and CUDA major of an NVIDIA top folder name
+ * ("cudnn-linux-x86_64-8.9.7.29_cuda11-archive"). 0 or -CVM_E_NOTFOUND.
+ */
+int cvm_entry_top_version(const char *top, char *version, size_t vlen,
+			  int *cuda_major, char *platform, size_t plen);
+
+#endif

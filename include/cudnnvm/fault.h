@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_FAULT_H
+#define CUDNNVM_FAULT_H
+
+/*
+ * Crash points for tests. Only a test build (make CVM_TEST=1) compiles them
+ * in: there CUDNNVM_FAULT=<point> makes the process SIGKILL itself when it
+ * reaches cvm_fault("<point>"). In the release binary they are empty.
+ */
+#ifdef CVM_FAULT_INJECTION
+void cvm_fault(const char *point);
+#else
+static inline void cvm_fault(const char *point)
+{
+	(void)point;
+}
+#endif
+
+#endif

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_OUT_H
+#define CUDNNVM_OUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Process-wide output settings, set once by main() before any command runs. */
+struct cvm_out {
+	int verbosity;		/* -1 quiet, 0 normal, 1+ verbose */
+	bool json;		/* --json: stdout holds one JSON document */
+};
+extern struct cvm_out cvm_out;
+
+/*
+ * Prints "cudnnvm: error: <message>" on stderr and returns code unchanged
+ * (a negative cvm code or -errno), so that callers can write
+ * "return cvm_err(-ENOENT, ...)". The first message is kept for --json.
+ */
+int cvm_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cvm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Normal output: stdout, or stderr under --json; nothing under -q. */
+void cvm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Only with -v, on stderr. */
+void cvm_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The first error message printed, or NULL. */
+const char *cvm_err_first(void);
+
+/*
+ * Returns s with control characters and non-UTF-8 bytes escaped as \xNN,
+ * for printing untrusted text (entry names, manifest fields). The result
+ * lives in one of 8 rotating static buffers: use it before 8 more calls.
+ */
+const char *cvm_safe(const char *s);
+
+/* A progress bar on stderr, drawn only on a terminal and never with -q/--json. */
+struct cvm_progress {
+	const char *label;
+	uint64_t total, done;
+	int64_t last_ms;
+	bool on;
+};
+void cvm_progress_start(struct cvm_progress *p, const char *label, uint64_t total);
+void cvm_progress_add(struct cvm_progress *p, uint64_t n);
+void cvm_progress_end(struct cvm_progress *p);
+
+#endif

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_STORE_H
+#define CUDNNVM_STORE_H
+
+/*
+ * The versioned store (design.md): versions/<id> (immutable once committed),
+ * active/, history/, cache/, .staging/, .trash/, .lock. All operations are
+ * relative to the store's directory descriptor.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+struct cvm_store {
+	char *path;		/* host path, malloc'd */
+	char *display;		/* as seen inside the root, malloc'd */
+	int fd;			/* the store folder, or -1 */
+	int lock_fd;		/* STORE/.lock while locked, or -1 */
+};
+
+/*
+ * Opens the store. With create, makes the folders (0755) that are missing.
+ * Without, a missing store gives -ENOENT and no message (readers treat it as
+ * empty). Other errors are printed. Release with cvm_store_close.
+ */
+int cvm_store_open(struct cvm_store *s, const char *path, const char *display, bool create);
+void cvm_store_close(struct cvm_store *s);
+
+/* Takes the store lock (see lock.h), then sweeps .staging and .trash. */
+int cvm_store_lock(struct cvm_store *s, double timeout_s);
+
+/* Removes everything in .staging and .trash (the lock must be held). */
+int cvm_store_sweep(struct cvm_store *s);
+
+/*
+ * Creates .staging/<id>.XXXXXX and opens it: name (the staging entry's name)
+ * and *dirfd are the caller's to pass to _commit or _discard.
+ */
+int cvm_store_stage(struct cvm_store *s, const char *id, char *name, size_t len, int *dirfd);
+
+/*
+ * Makes a staged tree versions/<id>: syncs the file system, renames, fsyncs
+ * versions/. With replace, an existing versions/<id> is exchanged
+ * atomically (renameat2 RENAME_EXCHANGE) and the old tree deleted.
+ * -CVM_E_EXISTS when it exists and !replace.
+ */
+int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bool replace);
+
+/* Removes a staged tree. */
+int cvm_store_discard(struct cvm_store *s, const char *staged);
+
+/* Removes versions/<id>: renamed into .trash first (atomic), then deleted. */
+int cvm_store_remove(struct cvm_store *s, const char *id);
+
+/* Whether versions/<id> exists. */
+bool cvm_store_has(struct cvm_store *s, const char *id);
+
+/* Opens versions/<id> (O_DIRECTORY). fd or -errno (no message). */
+int cvm_store_open_version(struct cvm_store *s, const char *id);
+
+/* The committed ids, sorted by version, newest first. Free with cvm_strv_free. */
+int cvm_store_list(struct cvm_store *s, char ***ids, size_t *n);
+void cvm_strv_free(char **v, size_t n);
+
+/*
+ * The installed ids that spec names: an id itself, or a version prefix
+ * ("8.9", "8.9.7.29"), optionally only for cuda_major (0: any) and platform
+ * (NULL: any). Newest first; free with cvm_strv_free. -CVM_E_VERSION for a
+ * spec that is neither (no message).
+ */
+int cvm_store_match(struct cvm_store *s, const char *spec, int cuda_major, const char *platform,
+		    char ***ids, size_t *n);
+
+/*
+ * The toolkits ("11.8") whose STORE/active/cuda-<X.Y> link names id, as a
+ * comma-separated list in buf ("" when none).
+ */
+int cvm_store_active_for(struct cvm_store *s, const char *id, char *buf, size_t len);
+
+/* Builds the id "<version>-cuda<major>-<platform>" into buf. */
+int cvm_store_id(char *buf, size_t len, const char *version, int cuda_major, const char *platform);
+/* Splits an id; version and platform buffers of vlen/plen. 0 or -CVM_E_VERSION. */
+int cvm_store_parse_id(const char *id, char *version, size_t vlen, int *cuda_major,
+		       char *platform, size_t plen);
+
+#endif

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "cudnnvm/archive.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/out.h"
+
+struct cvm_archive {
+	struct archive *a;
+	char *name;
+	char format[64];
+};
+
+static int fail(struct cvm_archive *ar, const char *what)
+{
+	const char *why = archive_error_string(ar->a);
+
+	return cvm_err(-CVM_E_CORRUPT, "corrupt archive '%s': %s: %s", cvm_safe(ar->name), what,
+		       cvm_safe(why ? why : "unknown error"));
+}
+
+int cvm_archive_open_fd(int fd, const char *name, struct cvm_archive **out)
+{
+	struct cvm_archive *ar;
+	int r;
+
+	ar = calloc(1, sizeof(*ar));
+	if (!ar)
+		return -ENOMEM;
+	ar->name = strdup(name);
+	ar->a = archive_read_new();
+	if (!ar->name || !ar->a) {
+		cvm_archive_free(ar);
+		return -ENOMEM;
+	}
+	/* Only what cuDNN ships: tar.xz (8.3+), tgz (legacy) and zip (Windows). */
+	archive_read_support_filter_xz(ar->a);
+	archive_read_support_filter_gzip(ar->a);
+	archive_read_support_format_tar(ar->a);
+	archive_read_support_format_gnutar(ar->a);
+	archive_read_support_format_zip(ar->a);
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		r = cvm_err(-errno, "cannot read '%s': %s", cvm_safe(name), strerror(errno));
+		cvm_archive_free(ar);
+		return r;
+	}
+	if (archive_read_open_fd(ar->a, fd, 1 << 20) != ARCHIVE_OK) {
+		r = fail(ar, "cannot open");
+		cvm_archive_free(ar);
+		return r;
+	}
+	*out = ar;
+	return 0;
+}
+
+int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
+{
+	struct archive_entry *ae;
+	const char *hl, *sl;
+	int r;
+
+	r = archive_read_next_header(ar->a, &ae);
+	if (r == ARCHIVE_EOF)
+		return 0;
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		return fail(ar, "cannot read the next entry");
+	if (!ar->format[0])
+		snprintf(ar->format, sizeof(ar->format), "%s%s%s", archive_format_name(ar->a),
+			 archive_filter_count(ar->a) > 1 ? "+" : "",
+			 archive_filter_count(ar->a) > 1 ? archive_filter_name(ar->a, 0) : "");
+	memset(e, 0, sizeof(*e));
+	e->path = archive_entry_pathname(ae);
+	if (!e->path)
+		e->path = archive_entry_pathname_utf8(ae);
+	if (!e->path)
+		return cvm_err(-CVM_E_UNSAFE, "unsafe archive '%s': an entry has no readable name",
+			       cvm_safe(ar->name));
+	e->mode = archive_entry_perm(ae);
+	e->size = archive_entry_size_is_set(ae) ? archive_entry_size(ae) : -1;
+	hl = archive_entry_hardlink(ae);
+	sl = archive_entry_symlink(ae);
+	if (hl) {
+		e->type = CVM_ENTRY_HARDLINK;
+		e->link = hl;
+		return 1;
+	}
+	switch (archive_entry_filetype(ae)) {
+	case AE_IFREG:
+		e->type = CVM_ENTRY_FILE;
+		break;
+	case AE_IFDIR:
+		e->type = CVM_ENTRY_DIR;
+		break;
+	case AE_IFLNK:
+		e->type = CVM_ENTRY_SYMLINK;
+		e->link = sl ? sl : "";
+		break;
+	default:
+		e->type = CVM_ENTRY_OTHER;
+		break;
+	}
+	return 1;
+}
+
+ssize_t cvm_archive_read(struct cvm_archive *ar, void *buf, size_t len)
+{
+	la_ssize_t n = archive_read_data(ar->a, buf, len);
+
+	if (n < 0)
+		return fail(ar, "cannot read entry data");
+	return n;
+}
+
+uint64_t cvm_archive_position(struct cvm_archive *ar)
+{
+	la_int64_t n = archive_filter_bytes(ar->a, -1);
+
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+const char *cvm_archive_format(struct cvm_archive *ar)
+{
+	return ar->format;
+}
+
+void cvm_archive_free(struct cvm_archive *ar)
+{
+	if (!ar)
+		return;
+	if (ar->a)
+		archive_read_free(ar->a);
+	free(ar->name);
+	free(ar);
+}

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * install: resolve, verify the archive (size, SHA-256) before any byte of it
+ * is parsed, extract into staging, check it is the cuDNN it claims to be,
+ * record it, and rename it into the store in one step.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cudnnvm/archive.h"
+#include "cudnnvm/cli.h"
+#include "cudnnvm/cudnn.h"
+#include "cudnnvm/digest.h"
+#include "cudnnvm/entry.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/extract.h"
+#include "cudnnvm/fault.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/manifest.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/record.h"
+#include "cudnnvm/store.h"
+#include "cudnnvm/toolkit.h"
+
+struct install {
+	const char *spec, *cuda, *archive, *sha256, *platform;
+	bool force;
+	int cuda_major;
+	/* What the archive must be. */
+	const struct cvm_release *rel;
+	const struct cvm_build *build;
+	char want_sha[CVM_SHA256_HEX];
+	char version[32], release[32], id[160];
+	/* From the archive's top folder (when it has the NVIDIA name). */
+	char top_version[32], top_platform[64];
+	int top_cuda;
+	enum cvm_layout layout;
+};
+
+static void on_hash(void *arg, uint64_t n)
+{
+	cvm_progress_add(arg, n);
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static int parse(struct install *in, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		{ "archive", required_argument, NULL, 'a' },
+		{ "sha256", required_argument, NULL, 's' },
+		{ "platform", required_argument, NULL, 'p' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "use", no_argument, NULL, 'U' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	uint8_t bin[CVM_SHA256_LEN];
+	int c, minor;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		switch (c) {
+		case 'c':
+			in->cuda = optarg;
+			break;
+		case 'a':
+			in->archive = optarg;
+			break;
+		case 's':
+			in->sha256 = optarg;
+			break;
+		case 'p':
+			in->platform = optarg;
+			break;
+		case 'f':
+			in->force = true;
+			break;
+		case 'U':
+			return cvm_usage("install", "--use is not available yet: run 'cudnnvm use' afterwards");
+		default:
+			return cvm_usage_bad_option("install", argv);
+		}
+	}
+	if (optind + 1 != argc)
+		return cvm_usage("install", optind >= argc ? "a VERSION is needed, e.g. 8.9.7"
+							  : "one VERSION only");
+	in->spec = argv[optind];
+	if (in->sha256) {
+		if (strlen(in->sha256) != 64 || cvm_hex_decode(in->sha256, bin, sizeof(bin)) < 0)
+			return cvm_usage("install", "--sha256 '%s': expected 64 hex digits",
+					 cvm_safe(in->sha256));
+		cvm_hex_encode(bin, sizeof(bin), in->want_sha);
+	}
+	if (in->cuda && cvm_cuda_parse(in->cuda, &in->cuda_major, &minor) < 0)
+		return cvm_usage("install", "--cuda '%s': expected a CUDA version such as 12.4",
+				 cvm_safe(in->cuda));
+	return 0;
+}
+
+/* --cuda, or the toolkit /usr/local/cuda points to. */
+static int cuda_major(struct cvm_ctx *ctx, struct install *in)
+{
+	struct cvm_toolkit tk;
+	int r;
+
+	if (in->cuda)
+		return 0;
+	r = cvm_toolkit_select(ctx->root, NULL, &tk);
+	if (r < 0)
+		return r;
+	in->cuda_major = tk.major;
+	cvm_verbose("using CUDA %d.%d of %s", tk.major, tk.minor, tk.display);
+	cvm_toolkit_release(&tk);
+	return 0;
+}
+
+/* Reads the first entry's top folder (only after the hash matched). */
+static int peek_top(int fd, struct install *in)
+{
+	struct cvm_archive *ar = NULL;
+	struct cvm_entry e;
+	char top[256];
+	size_t n;
+	int r;
+
+	r = cvm_archive_open_fd(fd, in->archive, &ar);
+	if (r < 0)
+		return r;
+	r = cvm_archive_next(ar, &e);
+	if (r <= 0) {
+		if (r == 0)
+			r = cvm_err(-CVM_E_LAYOUT, "'%s' is empty", cvm_safe(in->archive));
+		goto out;
+	}
+	n = strcspn(e.path, "/");
+	snprintf(top, sizeof(top), "%.*s", (int)(n < sizeof(top) ? n : sizeof(top) - 1), e.path);
+	in->layout = strcmp(top, "cuda") ? CVM_LAYOUT_NVIDIA : CVM_LAYOUT_LEGACY;
+	if (cvm_entry_top_version(top, in->top_version, sizeof(in->top_version), &in->top_cuda,
+				  in->top_platform, sizeof(in->top_platform)) < 0)
+		in->top_version[0] = '\0';
+	r = 0;
+out:
+	cvm_archive_free(ar);
+	return r;
+}
+
+/*
+ * Without a catalogue entry (--sha256), the archive says what it is: its
+ * top folder names version, CUDA major and platform; it must agree with
+ * what was asked for.
+ */
+static int identify(struct install *in)
+{
+	struct cvm_version want, got;
+
+	if (cvm_version_parse(in->spec, &want) < 0)
+		return cvm_err(-CVM_E_VERSION, "invalid version '%s': expected numbers such as 8.9.7",
+			       cvm_safe(in->spec));
+	if (in->top_version[0]) {
+		if (cvm_version_parse(in->top_version, &got) < 0 || !cvm_version_matches(&want, &got))
+			return cvm_err(-CVM_E_LAYOUT, "'%s' holds cuDNN %s, not %s",
+				       cvm_safe(in->archive), cvm_safe(in->top_version), cvm_safe(in->spec));
+		if (in->top_cuda != in->cuda_major)
+			return cvm_err(-CVM_E_LAYOUT, "'%s' is built for CUDA %d, not CUDA %d",
+				       cvm_safe(in->archive), in->top_cuda, in->cuda_major);
+		if (in->platform && strcmp(in->platform, in->top_platform))
+			return cvm_err(-CVM_E_LAYOUT, "'%s' is built for %s, not %s",
+				       cvm_safe(in->archive), cvm_safe(in->top_platform),
+				       cvm_safe(in->platform));
+		in->platform = in->top_platform;
+		snprintf(in->version, sizeof(in->version), "%s", in->top_version);
+	} else {
+		/* The legacy tgz has no name inside: the version asked for is the one. */
+		if (want.n < 3)
+			return cvm_err(-CVM_E_VERSION, "'%s' does not name its version: give it in full "
+				       "(e.g. 8.2.1.32)", cvm_safe(in->archive));
+		if (!in->platform)
+			in->platform = cvm_host_platform();
+		cvm_version_format(&want, in->version, sizeof(in->version));
+	}
+	cvm_version_parse(in->version, &got);
+	got.n = 3;
+	return cvm_version_format(&got, in->release, sizeof(in->release));
+}
+
+static int check_content(int dirfd, struct install *in, const char *staged, struct cvm_cudnn_tree *t)
+{
+	struct cvm_version v;
+	int r;
+
+	r = cvm_cudnn_check_tree(dirfd, in->archive, t);
+	if (r < 0)
+		return r;
+	cvm_version_parse(in->version, &v);
+	v.n = 3;
+	if (!cvm_version_matches(&v, &t->header)) {
+		char hv[32];
+		cvm_version_format(&t->header, hv, sizeof(hv));
+		return cvm_err(-CVM_E_LAYOUT, "'%s': its headers say cuDNN %s, its name says %s",
+			       cvm_safe(in->archive), hv, in->version);
+	}
+	(void)staged;
+	return 0;
+}
+
+static const char *user_name(void)
+{
+	const char *s = getenv("SUDO_USER");
+	struct passwd *pw;
+
+	if (getuid() == 0 && s && *s)
+		return s;
+	pw = getpwuid(getuid());
+	return pw ? pw->pw_name : "unknown";
+}
+
+static int report(const struct cvm_ctx *ctx, const struct install *in, bool already)
+{
+	char path[4096];
+	cvm_json *o;
+	int r;
+
+	r = cvm_fmt(path, sizeof(path), "%s/versions/%s", ctx->store.display, in->id);
+	if (r < 0)
+		return r;
+	if (!cvm_out.json) {
+		if (already)
+			cvm_info("%s is already installed in %s (--force reinstalls it)", in->id, path);
+		else
+			cvm_info("installed %s in %s", in->id, path);
+		return 0;
+	}
+	o = cvm_json_object();
+	if (!o)
+		return -ENOMEM;
+	cvm_json_set(o, "id", cvm_json_string(in->id));
+	cvm_json_set(o, "version", cvm_json_string(in->version));
+	cvm_json_set(o, "release", cvm_json_string(in->release));
+	cvm_json_set(o, "cuda_major", cvm_json_integer(in->cuda_major));
+	cvm_json_set(o, "platform", cvm_json_string(in->platform));
+	cvm_json_set(o, "path", cvm_json_string(path));
+	cvm_json_set(o, "already_installed", cvm_json_bool(already));
+	r = cvm_json_print(o);
+	cvm_json_free(o);
+	return r;
+}
+
+int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	struct install in = { 0 };
+	struct cvm_catalogue cat = { 0 };
+	struct cvm_extract x = { 0 };
+	struct cvm_cudnn_tree tree;
+	struct cvm_progress pr;
+	struct cvm_record rec = { 0 };
+	struct stat st;
+	uint8_t digest[CVM_SHA256_LEN];
+	char got[CVM_SHA256_HEX], staged[256] = "";
+	int fd = -1, sfd = -1, r;
+	uint64_t hashed = 0;
+
+	r = parse(&in, argc, argv);
+	if (r == 0)
+		r = cuda_major(ctx, &in);
+	if (r < 0)
+		return r;
+	if (!in.sha256) {
+		if (!in.platform)
+			in.platform = cvm_host_platform();
+		if (!in.platform)
+			return cvm_err(-CVM_E_NOTFOUND, "unknown host platform: give --platform");
+		r = cvm_catalogue_load(&cat, ctx->manifests);
+		if (r < 0)
+			goto out;
+		r = cvm_catalogue_resolve(&cat, in.spec, in.cuda_major, in.platform, &in.rel, &in.build);
+		if (r < 0)
+			goto out;
+		snprintf(in.want_sha, sizeof(in.want_sha), "%s", in.build->sha256);
+		snprintf(in.version, sizeof(in.version), "%s", in.build->version_str);
+		snprintf(in.release, sizeof(in.release), "%s", in.rel->label);
+		r = cvm_store_id(in.id, sizeof(in.id), in.version, in.cuda_major, in.platform);
+		if (r < 0)
+			goto out;
+		cvm_verbose("%s resolves to %s (%s, %s)", in.spec, in.id, in.build->file_name,
+			    in.rel->source);
+		if (cvm_store_has(&ctx->store, in.id) && !in.force) {
+			r = report(ctx, &in, true);
+			goto out;
+		}
+	}
+	if (!in.archive) {
+		r = cvm_err(-CVM_E_NOTFOUND, "install: no --archive given, and downloads are not "
+			    "supported yet: fetch %s and pass --archive",
+			    in.build ? in.build->relative_path : "the archive");
+		goto out;
+	}
+
+	/* One descriptor from here on: what is hashed is what is extracted. */
+	fd = open(in.archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = cvm_err(-errno, "cannot open '%s': %s", cvm_safe(in.archive), strerror(errno));
+		goto out;
+	}
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in.archive));
+		goto out;
+	}
+	if (in.build && in.build->has_size && (uint64_t)st.st_size != in.build->size) {
+		r = cvm_err(-CVM_E_INTEGRITY, "'%s' has %llu bytes, but %s says %s has %llu",
+			    cvm_safe(in.archive), (unsigned long long)st.st_size, in.rel->source,
+			    in.build->file_name, (unsigned long long)in.build->size);
+		goto out;
+	}
+	cvm_progress_start(&pr, "verifying", (uint64_t)st.st_size);
+	r = cvm_sha256_fd(fd, digest, &hashed, on_hash, &pr);
+	cvm_progress_end(&pr);
+	if (r < 0) {
+		r = cvm_err(r, "cannot read '%s': %s", cvm_safe(in.archive), strerror(-r));
+		goto out;
+	}
+	cvm_hex_encode(digest, sizeof(digest), got);
+	if (strcmp(got, in.want_sha)) {
+		r = cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s (%s), got %s",
+			    cvm_safe(in.archive), in.want_sha, in.sha256 ? "--sha256" : in.rel->source,
+			    got);
+		goto out;
+	}
+	cvm_verbose("SHA-256 of %s matches (%llu bytes)", base_name(in.archive),
+		    (unsigned long long)hashed);
+	cvm_fault("install-verified");
+
+	if (in.sha256) {
+		r = peek_top(fd, &in);
+		if (r == 0)
+			r = identify(&in);
+		if (r == 0)
+			r = cvm_store_id(in.id, sizeof(in.id), in.version, in.cuda_major, in.platform);
+		if (r < 0)
+			goto out;
+		if (cvm_store_has(&ctx->store, in.id) && !in.force) {
+			r = report(ctx, &in, true);
+			goto out;
+		}
+	}
+
+	r = cvm_store_stage(&ctx->store, in.id, staged, sizeof(staged), &sfd);
+	if (r < 0) {
+		staged[0] = '\0';
+		goto out;
+	}
+	/* A cuDNN archive expands about 1.5-3x; 16x and 64 MiB leave room for any real one. */
+	r = cvm_extract_fd(fd, in.archive, hashed, hashed * 16 + (64u << 20), sfd, &x);
+	if (r < 0)
+		goto out;
+	cvm_verbose("extracted %zu entries, %llu bytes (%s)", x.files.n,
+		    (unsigned long long)x.bytes, x.format);
+	r = check_content(sfd, &in, staged, &tree);
+	if (r < 0)
+		goto out;
+
+	rec.id = in.id;
+	rec.version = in.version;
+	rec.release = in.release;
+	rec.platform = (char *)in.platform;
+	rec.cuda_major = in.cuda_major;
+	rec.archive = (char *)base_name(in.archive);
+	rec.relative_path = in.build ? in.build->relative_path : NULL;
+	rec.manifest = in.rel ? in.rel->source : NULL;
+	memcpy(rec.archive_sha256, got, sizeof(got));
+	rec.archive_size = hashed;
+	rec.installed_at = (int64_t)time(NULL);
+	rec.installed_by = (char *)user_name();
+	rec.cudnn_version = cvm_version_encode(&tree.header);
+	rec.library = tree.library;
+	r = cvm_record_write(sfd, &rec, &x.files);
+	if (r < 0) {
+		r = cvm_err(r, "cannot write the record of %s: %s", in.id, strerror(-r));
+		goto out;
+	}
+	cvm_fault("install-staged");
+	r = cvm_store_commit(&ctx->store, staged, in.id, in.force);
+	if (r < 0)
+		goto out;
+	staged[0] = '\0';
+	r = report(ctx, &in, false);
+out:
+	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0)
+		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display, staged);
+	if (sfd >= 0)
+		close(sfd);
+	if (fd >= 0)
+		close(fd);
+	cvm_filelist_release(&x.files);
+	cvm_catalogue_release(&cat);
+	return r;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/* verify: re-hash installed versions against the record their install wrote. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cudnnvm/cli.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/record.h"
+#include "cudnnvm/store.h"
+#include "cudnnvm/version.h"
+
+static void problem(cvm_json *arr, const char *id, const char *kind, const char *path)
+{
+	if (arr) {
+		cvm_json *o = cvm_json_object();
+		cvm_json_set(o, "kind", cvm_json_string(kind));
+		cvm_json_set(o, "path", cvm_json_string(path));
+		cvm_json_append(arr, o);
+	}
+	/* stderr, so that the list of bad files survives -q and --json. */
+	fprintf(stderr, "%s: %s: %s\n", id, kind, cvm_safe(path));
+}
+
+/* Returns the number of differences (>= 0) or a negative error. */
+static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
+{
+	struct cvm_filelist want = { 0 }, have = { 0 };
+	size_t i = 0, j = 0;
+	int fd, r, bad = 0;
+
+	fd = cvm_store_open_version(&ctx->store, id);
+	if (fd < 0)
+		return cvm_err(fd, "cannot open %s: %s", id, strerror(-fd));
+	r = cvm_record_read_files(fd, id, &want);
+	if (r == 0)
+		r = cvm_tree_scan(fd, &have);
+	if (r < 0) {
+		if (r != -CVM_E_MANIFEST)
+			r = cvm_err(r, "cannot read %s: %s", id, strerror(-r));
+		goto out;
+	}
+	cvm_filelist_sort(&want);
+	/* Both sorted by path: one merge finds what differs, is missing or is extra. */
+	while (i < want.n || j < have.n) {
+		int c = i >= want.n ? 1 : j >= have.n ? -1 : strcmp(want.v[i].path, have.v[j].path);
+		if (c < 0) {
+			problem(arr, id, "missing", want.v[i++].path);
+			bad++;
+		} else if (c > 0) {
+			problem(arr, id, "extra", have.v[j++].path);
+			bad++;
+		} else {
+			const struct cvm_file *w = &want.v[i++], *h = &have.v[j++];
+			bool same = w->link ? h->link && !strcmp(w->link, h->link)
+					    : !h->link && !strcmp(w->sha256, h->sha256);
+			if (!same) {
+				problem(arr, id, "modified", w->path);
+				bad++;
+			}
+		}
+	}
+	r = bad;
+	if (!bad)
+		cvm_info("%s: ok (%zu files)", id, want.n);
+out:
+	cvm_filelist_release(&want);
+	cvm_filelist_release(&have);
+	close(fd);
+	return r;
+}
+
+int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	char **ids = NULL;
+	size_t n = 0, failed = 0;
+	cvm_json *doc = NULL, *arr = NULL;
+	int c, r, major = 0, minor;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		if (c == 'c' && cvm_cuda_parse(optarg, &major, &minor) == 0)
+			continue;
+		if (c == 'c')
+			return cvm_usage("verify", "--cuda '%s': expected a CUDA version such as 12.4",
+					 cvm_safe(optarg));
+		return cvm_usage_bad_option("verify", argv);
+	}
+	if (argc - optind > 1)
+		return cvm_usage("verify", "at most one VERSION");
+	if (!ctx->store_open)
+		return optind < argc ? cvm_err(-CVM_E_NOTFOUND, "cuDNN %s is not installed",
+					       cvm_safe(argv[optind]))
+				     : (cvm_info("nothing installed to verify"), 0);
+	r = cvm_store_match(&ctx->store, optind < argc ? argv[optind] : "", major, NULL, &ids, &n);
+	if (r == -CVM_E_VERSION && optind >= argc)
+		r = cvm_store_list(&ctx->store, &ids, &n);
+	if (r == -CVM_E_VERSION)
+		return cvm_err(r, "invalid version '%s': expected numbers such as 8.9.7 or an id",
+			       cvm_safe(argv[optind]));
+	if (r < 0)
+		return r;
+	if (!n && optind < argc) {
+		r = cvm_err(-CVM_E_NOTFOUND, "cuDNN %s is not installed%s", cvm_safe(argv[optind]),
+			    major ? " for that CUDA major" : "");
+		goto out;
+	}
+	if (cvm_out.json) {
+		doc = cvm_json_object();
+		if (!doc) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (doc) {
+			arr = cvm_json_array();
+			cvm_json_set(doc, ids[i], arr);
+		}
+		r = verify_one(ctx, ids[i], arr);
+		if (r < 0)
+			goto out;
+		if (r > 0)
+			failed++;
+	}
+	if (doc)
+		cvm_json_print(doc);
+	r = 0;
+	if (failed)
+		r = cvm_err(-CVM_E_INTEGRITY, "%zu of %zu installed versions differ from their record",
+			    failed, n);
+	else if (!n)
+		cvm_info("nothing installed to verify");
+out:
+	cvm_json_free(doc);
+	cvm_strv_free(ids, n);
+	return r;
+}

@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cudnnvm/cudnn.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/out.h"
+
+/* Finds "#define NAME <number>" at the start of a line (spaces allowed). */
+static int define_value(const char *text, size_t len, const char *name, unsigned *out)
+{
+	const char *p = text, *end = text + len;
+	size_t nl = strlen(name);
+
+	while (p < end) {
+		const char *line = p, *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		p = eol + 1;
+		while (line < eol && (*line == ' ' || *line == '\t'))
+			line++;
+		if (line >= eol || *line != '#')
+			continue;
+		line++;
+		while (line < eol && (*line == ' ' || *line == '\t'))
+			line++;
+		if ((size_t)(eol - line) < 7 + nl || strncmp(line, "define", 6))
+			continue;
+		line += 6;
+		if (*line != ' ' && *line != '\t')
+			continue;
+		while (line < eol && (*line == ' ' || *line == '\t'))
+			line++;
+		if ((size_t)(eol - line) <= nl || strncmp(line, name, nl) ||
+		    (line[nl] != ' ' && line[nl] != '\t'))
+			continue;
+		line += nl;
+		while (line < eol && (*line == ' ' || *line == '\t'))
+			line++;
+		if (line >= eol || !isdigit((unsigned char)*line))
+			continue;
+		unsigned long v = 0;
+		while (line < eol && isdigit((unsigned char)*line) && v < 1000000)
+			v = v * 10 + (unsigned long)(*line++ - '0');
+		*out = (unsigned)v;
+		return 0;
+	}
+	return -CVM_E_NOTFOUND;
+}
+
+int cvm_cudnn_header_version(const char *text, size_t len, struct cvm_version *v)
+{
+	unsigned maj, min, pat;
+
+	if (define_value(text, len, "CUDNN_MAJOR", &maj) < 0 ||
+	    define_value(text, len, "CUDNN_MINOR", &min) < 0 ||
+	    define_value(text, len, "CUDNN_PATCHLEVEL", &pat) < 0)
+		return -CVM_E_NOTFOUND;
+	memset(v, 0, sizeof(*v));
+	v->part[0] = maj;
+	v->part[1] = min;
+	v->part[2] = pat;
+	v->n = 3;
+	return 0;
+}
+
+static bool is_file(int dirfd, const char *path)
+{
+	struct stat st;
+
+	return fstatat(dirfd, path, &st, 0) == 0 && S_ISREG(st.st_mode);
+}
+
+int cvm_cudnn_check_tree(int dirfd, const char *name, struct cvm_cudnn_tree *t)
+{
+	static const char *const headers[] = { "include/cudnn_version.h", "include/cudnn.h" };
+	char *text = NULL;
+	size_t len = 0;
+	int r = -CVM_E_NOTFOUND;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]) && r < 0; i++) {
+		if (cvm_read_file_at(dirfd, headers[i], 1 << 20, &text, &len) < 0)
+			continue;
+		r = cvm_cudnn_header_version(text, len, &t->header);
+		free(text);
+		text = NULL;
+	}
+	if (r < 0)
+		return cvm_err(-CVM_E_LAYOUT,
+			       "'%s' does not look like cuDNN: no version macros in "
+			       "include/cudnn_version.h or include/cudnn.h", cvm_safe(name));
+	t->windows = is_file(dirfd, "lib/x64/cudnn.lib") ||
+		     faccessat(dirfd, "bin", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	if (t->windows)
+		snprintf(t->library, sizeof(t->library), "bin/cudnn64_%u.dll", t->header.part[0]);
+	else
+		snprintf(t->library, sizeof(t->library), "lib/libcudnn.so.%u", t->header.part[0]);
+	if (!is_file(dirfd, t->library))
+		return cvm_err(-CVM_E_LAYOUT, "'%s' does not look like cuDNN %u: %s is missing",
+			       cvm_safe(name), t->header.part[0], t->library);
+	return 0;
+}

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cudnnvm/cli.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/out.h"
+
+#define CVM_VERSION_STRING "0.1.0"
+
+struct command {
+	const char *name;
+	int (*run)(struct cvm_ctx *ctx, int argc, char **argv);
+	unsigned flags;
+	const char *summary;
+};
+
+/* The dispatcher opens and locks the store as each command's flags say. */
+static const struct command commands[] = {
+	{ "install", cvm_cmd_install, CVM_CMD_WRITE, "install a cuDNN release into the store" },
+	{ "list", cvm_cmd_list, CVM_CMD_STORE, "installed versions (--available: the catalogue)" },
+	{ "verify", cvm_cmd_verify, CVM_CMD_STORE, "re-hash installed files against their record" },
+	{ "uninstall", cvm_cmd_uninstall, CVM_CMD_WRITE, "remove an installed version" },
+	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: cudnnvm [--root DIR] [--store DIR] [--manifests DIR] [--json] [-q|-v]\n"
+		"               [--no-wait | --lock-timeout SEC] COMMAND [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\nexit codes: 0 ok, 1 failure, 2 usage, 3 integrity, 4 smoke test, "
+		   "5 locked, 77 GPU part skipped\n");
+}
+
+int cvm_cli_common_opt(int c)
+{
+	switch (c) {
+	case 'J':
+		cvm_out.json = true;
+		return 1;
+	case 'q':
+		cvm_out.verbosity = -1;
+		return 1;
+	case 'v':
+		cvm_out.verbosity++;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int cvm_usage(const char *cmd, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm --help')", cmd, msg);
+}
+
+/* After getopt_long returned '?' (opterr is 0: we word the message). */
+int cvm_usage_bad_option(const char *cmd, char **argv)
+{
+	if (optopt && optopt != '?')
+		return cvm_usage(cmd, "unknown option '-%c' or missing argument", optopt);
+	return cvm_usage(cmd, "unknown option '%s' or missing argument", cvm_safe(argv[optind - 1]));
+}
+
+int cvm_root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path)
+{
+	return cvm_fmt(buf, len, "%s%s", ctx->root, path);
+}
+
+/* "" for the real root; otherwise an absolute path without a trailing slash. */
+static int set_root(struct cvm_ctx *ctx, const char *arg, char **owned)
+{
+	char *abs;
+
+	if (!*arg)
+		return cvm_usage("--root", "empty path");
+	abs = realpath(arg, NULL);
+	if (!abs)
+		return cvm_err(-errno, "--root '%s': %s", cvm_safe(arg), strerror(errno));
+	if (!strcmp(abs, "/"))
+		abs[0] = '\0';
+	free(*owned);
+	*owned = abs;
+	ctx->root = abs;
+	return 0;
+}
+
+static int parse_seconds(const char *s, double *out)
+{
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || *end || d < 0 || d > 86400 * 7)
+		return cvm_usage("--lock-timeout", "'%s' is not a number of seconds", cvm_safe(s));
+	*out = d;
+	return 0;
+}
+
+static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, size_t plen,
+		       char *display, size_t dlen)
+{
+	const char *home;
+	size_t rl = strlen(ctx->root);
+	int r;
+
+	if (store_arg && *store_arg) {
+		r = cvm_fmt(path, plen, "%s", store_arg);
+	} else if (ctx->user) {
+		home = getenv("HOME");
+		if (!home || !*home)
+			return cvm_err(-ENOENT, "--user: HOME is not set");
+		r = getenv("XDG_DATA_HOME") && *getenv("XDG_DATA_HOME")
+			    ? cvm_fmt(path, plen, "%s/cudnnvm", getenv("XDG_DATA_HOME"))
+			    : cvm_fmt(path, plen, "%s/.local/share/cudnnvm", home);
+	} else {
+		r = cvm_root_path(ctx, path, plen, "/opt/cudnnvm");
+	}
+	if (r < 0)
+		return cvm_err(r, "store path too long");
+	/* Shown as seen inside the root when it lies there. */
+	if (rl && !strncmp(path, ctx->root, rl) && path[rl] == '/')
+		return cvm_fmt(display, dlen, "%s", path + rl);
+	return cvm_fmt(display, dlen, "%s", path);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "root", required_argument, NULL, 'R' },
+		{ "store", required_argument, NULL, 'S' },
+		{ "manifests", required_argument, NULL, 'M' },
+		{ "mirror", required_argument, NULL, 'U' },
+		{ "user", no_argument, NULL, 'u' },
+		{ "no-wait", no_argument, NULL, 'N' },
+		{ "lock-timeout", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cvm_ctx ctx = { .root = "", .lock_timeout = -1 };
+	const struct command *cmd = NULL;
+	char *root_owned = NULL;
+	const char *store_arg = getenv("CUDNNVM_STORE");
+	char spath[4096], sdisplay[4096];
+	int c, r = 0;
+
+	opterr = 0;
+	ctx.manifests = getenv("CUDNNVM_MANIFESTS");
+	ctx.mirror = getenv("CUDNNVM_MIRROR");
+	/* "+": stop at the command; its own options are its own. */
+	while ((c = getopt_long(argc, argv, "+hV" CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		switch (c) {
+		case 'R':
+			r = set_root(&ctx, optarg, &root_owned);
+			break;
+		case 'S':
+			store_arg = optarg;
+			break;
+		case 'M':
+			ctx.manifests = optarg;
+			break;
+		case 'U':
+			ctx.mirror = optarg;
+			break;
+		case 'u':
+			ctx.user = true;
+			break;
+		case 'N':
+			ctx.lock_timeout = 0;
+			break;
+		case 'T':
+			r = parse_seconds(optarg, &ctx.lock_timeout);
+			break;
+		case 'h':
+			usage(stdout);
+			goto out;
+		case 'V':
+			printf("cudnnvm %s\n", CVM_VERSION_STRING);
+			goto out;
+		default:
+			r = cvm_usage_bad_option("cudnnvm", argv);
+			break;
+		}
+		if (r < 0)
+			goto out;
+	}
+	if (optind >= argc) {
+		usage(stderr);
+		r = -CVM_E_USAGE;
+		goto out;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[optind], commands[i].name))
+			cmd = &commands[i];
+	if (!cmd) {
+		r = cvm_err(-CVM_E_USAGE, "unknown command '%s' (see 'cudnnvm --help')",
+			    cvm_safe(argv[optind]));
+		goto out;
+	}
+	if (cmd->flags & (CVM_CMD_STORE | CVM_CMD_WRITE)) {
+		r = store_paths(&ctx, store_arg, spath, sizeof(spath), sdisplay, sizeof(sdisplay));
+		if (r < 0)
+			goto out;
+		r = cvm_store_open(&ctx.store, spath, sdisplay, cmd->flags & CVM_CMD_WRITE);
+		if (r == 0)
+			ctx.store_open = true;
+		else if (r == -ENOENT && !(cmd->flags & CVM_CMD_WRITE))
+			r = 0;	/* no store yet: readers see it empty */
+		else
+			goto out;
+		if (cmd->flags & CVM_CMD_WRITE) {
+			r = cvm_store_lock(&ctx.store, ctx.lock_timeout);
+			if (r < 0)
+				goto out;
+		}
+	}
+	argv += optind;
+	argc -= optind;
+	optind = 0;	/* a full reset for the command's getopt */
+	r = cmd->run(&ctx, argc, argv);
+out:
+	if (r < 0 && cvm_out.json) {
+		cvm_json *doc = cvm_json_object(), *err = cvm_json_object();
+		const char *msg = cvm_err_first();
+		if (doc && err) {
+			cvm_json_set(err, "code", cvm_json_integer(cvm_exit_code(r)));
+			cvm_json_set(err, "message", cvm_json_string(msg ? msg : cvm_strerror(r)));
+			cvm_json_set(doc, "error", err);
+			err = NULL;
+			cvm_json_print(doc);
+		}
+		cvm_json_free(err);
+		cvm_json_free(doc);
+	}
+	if (ctx.store_open)
+		cvm_store_close(&ctx.store);
+	free(root_owned);
+	return cvm_exit_code(r);
+}

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cudnnvm/out.h"
+
+struct cvm_out cvm_out;
+static char first_error[1024];
+
+static void vprint(FILE *f, const char *prefix, const char *fmt, va_list ap)
+{
+	fputs(prefix, f);
+	vfprintf(f, fmt, ap);
+	fputc('\n', f);
+	fflush(f);
+}
+
+int cvm_err(int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!first_error[0]) {
+		va_start(ap, fmt);
+		vsnprintf(first_error, sizeof(first_error), fmt, ap);
+		va_end(ap);
+	}
+	va_start(ap, fmt);
+	vprint(stderr, "cudnnvm: error: ", fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+const char *cvm_err_first(void)
+{
+	return first_error[0] ? first_error : NULL;
+}
+
+void cvm_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vprint(stderr, "cudnnvm: warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void cvm_info(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cvm_out.verbosity < 0)
+		return;
+	va_start(ap, fmt);
+	vprint(cvm_out.json ? stderr : stdout, "", fmt, ap);
+	va_end(ap);
+}
+
+void cvm_verbose(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cvm_out.verbosity < 1)
+		return;
+	va_start(ap, fmt);
+	vprint(stderr, "cudnnvm: ", fmt, ap);
+	va_end(ap);
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+	size_t n, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+const char *cvm_safe(const char *s)
+{
+	static char bufs[8][1024];
+	static unsigned next;
+	char *out = bufs[next++ % 8];
+	const unsigned char *p = (const unsigned char *)(s ? s : "(null)");
+	size_t o = 0, n;
+
+	while (*p && o + 8 < sizeof(bufs[0])) {
+		n = utf8_len(p);
+		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
+			out[o++] = (char)*p++;
+		} else if (n > 1) {
+			memcpy(out + o, p, n);
+			o += n;
+			p += n;
+		} else {
+			o += (size_t)snprintf(out + o, 8, "\\x%02x", *p++);
+		}
+	}
+	if (*p)
+		memcpy(out + o, "...", 4);
+	else
+		out[o] = '\0';
+	return out;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void draw(struct cvm_progress *p, int final)
+{
+	double frac = p->total ? (double)p->done / (double)p->total : 0;
+	int width = 30, fill, i;
+	char bar[40];
+
+	if (frac > 1)
+		frac = 1;
+	fill = (int)(frac * width);
+	for (i = 0; i < width; i++)
+		bar[i] = i < fill ? '#' : '.';
+	bar[width] = '\0';
+	fprintf(stderr, "\r%-10s [%s] %3d%% %7.1f MiB%s", p->label, bar,
+		(int)(frac * 100), (double)p->done / 1048576.0, final ? "\n" : "");
+	fflush(stderr);
+}
+
+void cvm_progress_start(struct cvm_progress *p, const char *label, uint64_t total)
+{
+	memset(p, 0, sizeof(*p));
+	p->label = label;
+	p->total = total;
+	p->on = !cvm_out.json && cvm_out.verbosity >= 0 && isatty(STDERR_FILENO) &&
+		!getenv("CUDNNVM_NO_PROGRESS");
+	p->last_ms = now_ms();
+}
+
+void cvm_progress_add(struct cvm_progress *p, uint64_t n)
+{
+	long long t;
+
+	p->done += n;
+	if (!p->on)
+		return;
+	t = now_ms();
+	if (t - p->last_ms < 100)
+		return;
+	p->last_ms = t;
+	draw(p, 0);
+}
+
+void cvm_progress_end(struct cvm_progress *p)
+{
+	if (!p->on)
+		return;
+	p->done = p->total ? p->total : p->done;
+	draw(p, 1);
+	p->on = false;
+}

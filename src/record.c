@@ -1,0 +1,340 @@
+/* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/record.h"
+
+int cvm_filelist_add(struct cvm_filelist *l, const char *path, const char *link,
+		     const char *sha256, uint64_t size, unsigned mode)
+{
+	struct cvm_file *f;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct cvm_file *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	f = &l->v[l->n];
+	memset(f, 0, sizeof(*f));
+	f->path = strdup(path);
+	f->link = link ? strdup(link) : NULL;
+	if (!f->path || (link && !f->link)) {
+		free(f->path);
+		free(f->link);
+		return -ENOMEM;
+	}
+	if (sha256)
+		snprintf(f->sha256, sizeof(f->sha256), "%s", sha256);
+	f->size = size;
+	f->mode = mode;
+	l->n++;
+	return 0;
+}
+
+void cvm_filelist_release(struct cvm_filelist *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].path);
+		free(l->v[i].link);
+	}
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+/* A growing text buffer for the two list files. */
+struct text {
+	char *p;
+	size_t n, cap;
+};
+
+static int text_add(struct text *t, const char *a, const char *sep, const char *b)
+{
+	size_t need = strlen(a) + strlen(sep) + strlen(b) + 2;
+
+	if (t->n + need > t->cap) {
+		size_t cap = (t->cap + need) * 2;
+		char *p = realloc(t->p, cap);
+		if (!p)
+			return -ENOMEM;
+		t->p = p;
+		t->cap = cap;
+	}
+	t->n += (size_t)sprintf(t->p + t->n, "%s%s%s\n", a, sep, b);
+	return 0;
+}
+
+static int set_str(cvm_json *o, const char *k, const char *v)
+{
+	return cvm_json_set(o, k, cvm_json_string(v));
+}
+
+int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_filelist *files)
+{
+	struct text sums = { 0 }, links = { 0 };
+	cvm_json *o = NULL;
+	char *doc = NULL;
+	int meta = -1, e = 0;
+
+	if (mkdirat(dirfd, ".cudnnvm", 0755) < 0 && errno != EEXIST)
+		return -errno;
+	meta = openat(dirfd, ".cudnnvm", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (meta < 0)
+		return -errno;
+	o = cvm_json_object();
+	if (!o) {
+		e = -ENOMEM;
+		goto out;
+	}
+	e |= set_str(o, "id", r->id);
+	e |= set_str(o, "version", r->version);
+	e |= set_str(o, "release", r->release);
+	e |= cvm_json_set(o, "cuda_major", cvm_json_integer(r->cuda_major));
+	e |= set_str(o, "platform", r->platform);
+	e |= cvm_json_set(o, "cudnn_version", cvm_json_integer((int64_t)r->cudnn_version));
+	e |= set_str(o, "library", r->library);
+	e |= set_str(o, "archive", r->archive);
+	e |= set_str(o, "archive_sha256", r->archive_sha256);
+	e |= cvm_json_set(o, "archive_size", cvm_json_integer((int64_t)r->archive_size));
+	e |= set_str(o, "relative_path", r->relative_path);
+	e |= set_str(o, "manifest", r->manifest);
+	e |= cvm_json_set(o, "installed_at", cvm_json_integer(r->installed_at));
+	e |= set_str(o, "installed_by", r->installed_by);
+	if (e) {
+		e = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < files->n && !e; i++) {
+		const struct cvm_file *f = &files->v[i];
+		e = f->link ? text_add(&links, f->path, " -> ", f->link)
+			    : text_add(&sums, f->sha256, "  ", f->path);
+	}
+	doc = cvm_json_dump(o);
+	if (e || !doc) {
+		e = -ENOMEM;
+		goto out;
+	}
+	e = cvm_write_file_at(meta, "files.sha256", sums.p ? sums.p : "", sums.n, 0644);
+	if (e == 0)
+		e = cvm_write_file_at(meta, "links", links.p ? links.p : "", links.n, 0644);
+	if (e == 0)
+		e = cvm_write_file_at(meta, "record.json", doc, strlen(doc), 0644);
+out:
+	free(doc);
+	free(sums.p);
+	free(links.p);
+	cvm_json_free(o);
+	close(meta);
+	return e;
+}
+
+static char *dup_str(const cvm_json *o, const char *key)
+{
+	const char *s = cvm_json_str(cvm_json_get(o, key));
+
+	return s ? strdup(s) : NULL;
+}
+
+int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
+{
+	cvm_json *o = NULL;
+	char *buf = NULL;
+	const char *sha;
+	size_t len;
+	int64_t n;
+	int e;
+
+	memset(r, 0, sizeof(*r));
+	e = cvm_read_file_at(dirfd, ".cudnnvm/record.json", 1 << 20, &buf, &len);
+	if (e < 0)
+		return cvm_err(e, "cannot read the record of %s: %s", cvm_safe(name), strerror(-e));
+	e = cvm_json_parse(buf, len, name, &o);
+	if (e < 0)
+		goto out;
+	r->id = dup_str(o, "id");
+	r->version = dup_str(o, "version");
+	r->release = dup_str(o, "release");
+	r->platform = dup_str(o, "platform");
+	r->archive = dup_str(o, "archive");
+	r->relative_path = dup_str(o, "relative_path");
+	r->manifest = dup_str(o, "manifest");
+	r->installed_by = dup_str(o, "installed_by");
+	r->library = dup_str(o, "library");
+	if (cvm_json_int(cvm_json_get(o, "cuda_major"), &n) == 0)
+		r->cuda_major = (int)n;
+	if (cvm_json_int(cvm_json_get(o, "cudnn_version"), &n) == 0)
+		r->cudnn_version = (unsigned long)n;
+	if (cvm_json_int(cvm_json_get(o, "archive_size"), &n) == 0)
+		r->archive_size = (uint64_t)n;
+	if (cvm_json_int(cvm_json_get(o, "installed_at"), &n) == 0)
+		r->installed_at = n;
+	sha = cvm_json_str(cvm_json_get(o, "archive_sha256"));
+	if (sha)
+		snprintf(r->archive_sha256, sizeof(r->archive_sha256), "%s", sha);
+	if (!r->id || !r->version || !r->platform || !r->cuda_major) {
+		e = cvm_err(-CVM_E_MANIFEST, "the record of %s is incomplete", cvm_safe(name));
+		cvm_record_release(r);
+	}
+out:
+	cvm_json_free(o);
+	free(buf);
+	return e;
+}
+
+int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *files)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len;
+	int e;
+
+	e = cvm_read_file_at(dirfd, ".cudnnvm/files.sha256", 64 << 20, &buf, &len);
+	if (e < 0)
+		return cvm_err(e, "cannot read the file list of %s: %s", cvm_safe(name), strerror(-e));
+	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
+		if (strlen(line) < 67 || line[64] != ' ' || line[65] != ' ') {
+			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the file list of %s",
+				    cvm_safe(name));
+			break;
+		}
+		line[64] = '\0';
+		e = cvm_filelist_add(files, line + 66, NULL, line, 0, 0);
+	}
+	free(buf);
+	buf = NULL;
+	if (e < 0)
+		return e;
+	e = cvm_read_file_at(dirfd, ".cudnnvm/links", 64 << 20, &buf, &len);
+	if (e < 0)
+		return cvm_err(e, "cannot read the link list of %s: %s", cvm_safe(name), strerror(-e));
+	save = NULL;
+	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
+		char *arrow = strstr(line, " -> ");
+		if (!arrow) {
+			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the link list of %s",
+				    cvm_safe(name));
+			break;
+		}
+		*arrow = '\0';
+		e = cvm_filelist_add(files, line, arrow + 4, NULL, 0, 0);
+	}
+	free(buf);
+	return e;
+}
+
+void cvm_record_release(struct cvm_record *r)
+{
+	free(r->id);
+	free(r->version);
+	free(r->release);
+	free(r->platform);
+	free(r->archive);
+	free(r->relative_path);
+	free(r->manifest);
+	free(r->installed_by);
+	free(r->library);
+	memset(r, 0, sizeof(*r));
+}
+
+static int hash_at(int dirfd, const char *name, char hex[CVM_SHA256_HEX], uint64_t *size)
+{
+	uint8_t d[CVM_SHA256_LEN];
+	int fd, r;
+
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	r = cvm_sha256_fd(fd, d, size, NULL, NULL);
+	close(fd);
+	if (r == 0)
+		cvm_hex_encode(d, sizeof(d), hex);
+	return r;
+}
+
+static int scan(int dirfd, const char *prefix, struct cvm_filelist *out)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	char rel[4096], hex[CVM_SHA256_HEX], target[4096];
+	int fd, r = 0;
+
+	fd = dup(dirfd);
+	if (fd < 0)
+		return -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!*prefix && !strcmp(de->d_name, ".cudnnvm"))
+			continue;
+		r = cvm_fmt(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
+		if (r < 0)
+			break;
+		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = -errno;
+			break;
+		}
+		if (S_ISDIR(st.st_mode)) {
+			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (sub < 0) {
+				r = -errno;
+				break;
+			}
+			r = scan(sub, rel, out);
+			close(sub);
+		} else if (S_ISLNK(st.st_mode)) {
+			ssize_t k = readlinkat(dirfd, de->d_name, target, sizeof(target) - 1);
+			if (k < 0) {
+				r = -errno;
+				break;
+			}
+			target[k] = '\0';
+			r = cvm_filelist_add(out, rel, target, NULL, 0, st.st_mode & 07777);
+		} else if (S_ISREG(st.st_mode)) {
+			uint64_t size = 0;
+			r = hash_at(dirfd, de->d_name, hex, &size);
+			if (r == 0)
+				r = cvm_filelist_add(out, rel, NULL, hex, size, st.st_mode & 07777);
+		} else {
+			r = cvm_filelist_add(out, rel, "", NULL, 0, st.st_mode & 07777);
+		}
+	}
+	closedir(d);
+	return r;
+}
+
+int cvm_tree_scan(int dirfd, struct cvm_filelist *out)
+{
+	int r = scan(dirfd, "", out);
+
+	if (r == 0)
+		cvm_filelist_sort(out);
+	return r;
+}
+
+static int cmp_file(const void *a, const void *b)
+{
+	return strcmp(((const struct cvm_file *)a)->path, ((const struct cvm_file *)b)->path);
+}
+
+void cvm_filelist_sort(struct cvm_filelist *l)
+{
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), cmp_file);
+}

@@ -1,0 +1,449 @@
+/* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cudnnvm/error.h"
+#include "cudnnvm/fault.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/lock.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/store.h"
+#include "cudnnvm/version.h"
+
+static const char *const subdirs[] = { "versions", "active", "history", "cache", ".staging", ".trash" };
+
+static int sys_err(const struct cvm_store *s, const char *what, int r)
+{
+	return cvm_err(r, "cannot %s in the store '%s': %s", what, cvm_safe(s->display), strerror(-r));
+}
+
+int cvm_store_open(struct cvm_store *s, const char *path, const char *display, bool create)
+{
+	int r;
+
+	s->fd = s->lock_fd = -1;
+	s->path = strdup(path);
+	s->display = strdup(display);
+	if (!s->path || !s->display) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	if (create) {
+		r = cvm_mkdir_p_at(AT_FDCWD, path, 0755);
+		if (r < 0) {
+			cvm_err(r, "cannot create the store '%s': %s", cvm_safe(display), strerror(-r));
+			goto fail;
+		}
+	}
+	s->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->fd < 0) {
+		r = -errno;
+		if (r != -ENOENT || create)
+			cvm_err(r, "cannot open the store '%s': %s", cvm_safe(display), strerror(-r));
+		goto fail;
+	}
+	if (create) {
+		for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+			if (mkdirat(s->fd, subdirs[i], 0755) < 0 && errno != EEXIST) {
+				r = sys_err(s, "create a folder", -errno);
+				goto fail;
+			}
+		}
+	}
+	return 0;
+fail:
+	cvm_store_close(s);
+	return r;
+}
+
+void cvm_store_close(struct cvm_store *s)
+{
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->path);
+	free(s->display);
+	s->path = s->display = NULL;
+	s->fd = s->lock_fd = -1;
+}
+
+int cvm_store_lock(struct cvm_store *s, double timeout_s)
+{
+	char buf[64], path[4096];
+	int fd, r;
+
+	fd = openat(s->fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return sys_err(s, "open the lock", -errno);
+	r = cvm_fmt(path, sizeof(path), "%s/.lock", s->display);
+	if (r == 0)
+		r = cvm_lock_take(fd, path, timeout_s);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	/* For people: who holds it. The lock itself is the flock, not this text. */
+	snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == 0)
+		(void)!pwrite(fd, buf, strlen(buf), 0);
+	s->lock_fd = fd;
+	return cvm_store_sweep(s);
+}
+
+static int empty_dir(struct cvm_store *s, const char *name)
+{
+	DIR *d;
+	struct dirent *de;
+	int fd, r = 0;
+
+	fd = openat(s->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : sys_err(s, "open a work folder", -errno);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		cvm_verbose("removing leftover %s/%s", name, de->d_name);
+		int k = cvm_rm_rf_at(dirfd(d), de->d_name);
+		if (k < 0 && !r)
+			r = sys_err(s, "clean a work folder", k);
+	}
+	closedir(d);
+	return r;
+}
+
+int cvm_store_sweep(struct cvm_store *s)
+{
+	int r = empty_dir(s, ".staging");
+
+	return r < 0 ? r : empty_dir(s, ".trash");
+}
+
+int cvm_store_stage(struct cvm_store *s, const char *id, char *name, size_t len, int *dirfd)
+{
+	char path[4096];
+	int r, fd;
+
+	r = cvm_fmt(name, len, "%s.XXXXXX", id);
+	if (r == 0)
+		r = cvm_fmt(path, sizeof(path), "%s/.staging/%s", s->path, name);
+	if (r < 0)
+		return sys_err(s, "name a staging folder", r);
+	if (!mkdtemp(path))
+		return sys_err(s, "create a staging folder", -errno);
+	memcpy(name, strrchr(path, '/') + 1, strlen(strrchr(path, '/') + 1) + 1);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return sys_err(s, "open the staging folder", -errno);
+	/* mkdtemp makes it 0700; the version must be readable by every user. */
+	if (fchmod(fd, 0755) < 0) {
+		int r2 = sys_err(s, "open the staging folder", -errno);
+		close(fd);
+		return r2;
+	}
+	*dirfd = fd;
+	return 0;
+}
+
+int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bool replace)
+{
+	char from[4096], to[4096], old[4096];
+	int r;
+
+	r = cvm_fmt(from, sizeof(from), ".staging/%s", staged);
+	if (r == 0)
+		r = cvm_fmt(to, sizeof(to), "versions/%s", id);
+	if (r < 0)
+		return sys_err(s, "name a version", r);
+	/* One flush of everything extracted instead of an fsync per file. */
+	if (syncfs(s->fd) < 0)
+		return sys_err(s, "sync", -errno);
+	if (renameat2(s->fd, from, s->fd, to, RENAME_NOREPLACE) == 0)
+		goto done;
+	if (errno != EEXIST && errno != ENOTEMPTY)
+		return sys_err(s, "commit the version", -errno);
+	if (!replace)
+		return cvm_err(-CVM_E_EXISTS, "%s is already installed", cvm_safe(id));
+	/* --force: the old tree is swapped out in one step, then deleted. */
+	if (renameat2(s->fd, from, s->fd, to, RENAME_EXCHANGE) < 0)
+		return sys_err(s, "replace the version", -errno);
+	cvm_fault("install-exchanged");
+	r = cvm_fmt(old, sizeof(old), ".trash/%s", staged);
+	if (r == 0 && renameat(s->fd, from, s->fd, old) < 0)
+		r = -errno;
+	if (r == 0)
+		r = cvm_rm_rf_at(s->fd, old);
+	if (r < 0)
+		cvm_warn("cannot remove the replaced copy of %s: %s", id, strerror(-r));
+done:
+	cvm_fault("install-committed");
+	r = openat(s->fd, "versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r >= 0) {
+		(void)cvm_fsync_dir(r);
+		close(r);
+	}
+	return 0;
+}
+
+int cvm_store_discard(struct cvm_store *s, const char *staged)
+{
+	int fd, r;
+
+	fd = openat(s->fd, ".staging", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = cvm_rm_rf_at(fd, staged);
+	close(fd);
+	return r;
+}
+
+int cvm_store_remove(struct cvm_store *s, const char *id)
+{
+	char from[4096], to[4096];
+	int r;
+
+	r = cvm_fmt(from, sizeof(from), "versions/%s", id);
+	if (r == 0)
+		r = cvm_fmt(to, sizeof(to), ".trash/%s.%ld", id, (long)getpid());
+	if (r < 0)
+		return sys_err(s, "name a version", r);
+	if (renameat(s->fd, from, s->fd, to) < 0)
+		return sys_err(s, "remove a version", -errno);
+	cvm_fault("uninstall-trashed");
+	r = openat(s->fd, "versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (r >= 0) {
+		(void)cvm_fsync_dir(r);
+		close(r);
+	}
+	r = cvm_rm_rf_at(s->fd, to);
+	return r < 0 ? sys_err(s, "delete a removed version", r) : 0;
+}
+
+bool cvm_store_has(struct cvm_store *s, const char *id)
+{
+	char p[4096];
+	struct stat st;
+
+	return cvm_fmt(p, sizeof(p), "versions/%s", id) == 0 &&
+	       fstatat(s->fd, p, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+int cvm_store_open_version(struct cvm_store *s, const char *id)
+{
+	char p[4096];
+	int fd, r;
+
+	r = cvm_fmt(p, sizeof(p), "versions/%s", id);
+	if (r < 0)
+		return r;
+	fd = openat(s->fd, p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+struct idv {
+	char *id;
+	struct cvm_version v;
+	int major;
+	char platform[64];
+};
+
+static int cmp_idv(const void *a, const void *b)
+{
+	const struct idv *x = a, *y = b;
+	int c = cvm_version_cmp(&y->v, &x->v);
+
+	if (c)
+		return c;
+	if (x->major != y->major)
+		return y->major - x->major;
+	return strcmp(x->id, y->id);
+}
+
+int cvm_store_list(struct cvm_store *s, char ***ids, size_t *n)
+{
+	struct idv *v = NULL;
+	size_t cnt = 0, cap = 0;
+	DIR *d = NULL;
+	struct dirent *de;
+	char ver[64];
+	int fd, r = 0;
+
+	*ids = NULL;
+	*n = 0;
+	fd = openat(s->fd, "versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : sys_err(s, "list versions", -errno);
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		struct idv x = { 0 };
+		if (de->d_name[0] == '.')
+			continue;
+		if (cvm_store_parse_id(de->d_name, ver, sizeof(ver), &x.major, x.platform,
+				       sizeof(x.platform)) < 0 ||
+		    cvm_version_parse(ver, &x.v) < 0)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 16;
+			struct idv *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				r = -ENOMEM;
+				goto out;
+			}
+			v = nv;
+		}
+		x.id = strdup(de->d_name);
+		if (!x.id) {
+			r = -ENOMEM;
+			goto out;
+		}
+		v[cnt++] = x;
+	}
+	if (cnt)
+		qsort(v, cnt, sizeof(*v), cmp_idv);
+	*ids = calloc(cnt + 1, sizeof(char *));
+	if (!*ids) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < cnt; i++)
+		(*ids)[i] = v[i].id;
+	*n = cnt;
+	cnt = 0;
+out:
+	for (size_t i = 0; i < cnt; i++)
+		free(v[i].id);
+	free(v);
+	closedir(d);
+	return r;
+}
+
+void cvm_strv_free(char **v, size_t n)
+{
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+int cvm_store_id(char *buf, size_t len, const char *version, int cuda_major, const char *platform)
+{
+	return cvm_fmt(buf, len, "%s-cuda%d-%s", version, cuda_major, platform);
+}
+
+int cvm_store_parse_id(const char *id, char *version, size_t vlen, int *cuda_major,
+		       char *platform, size_t plen)
+{
+	const char *c = strstr(id, "-cuda");
+	const char *dash;
+	char *end;
+	long m;
+
+	if (!c || (size_t)(c - id) >= vlen)
+		return -CVM_E_VERSION;
+	m = strtol(c + 5, &end, 10);
+	if (end == c + 5 || *end != '-' || m <= 0 || m > 99)
+		return -CVM_E_VERSION;
+	dash = end + 1;
+	if (!*dash || strlen(dash) >= plen)
+		return -CVM_E_VERSION;
+	memcpy(version, id, (size_t)(c - id));
+	version[c - id] = '\0';
+	strcpy(platform, dash);
+	*cuda_major = (int)m;
+	return 0;
+}
+
+int cvm_store_match(struct cvm_store *s, const char *spec, int cuda_major, const char *platform,
+		    char ***ids, size_t *n)
+{
+	struct cvm_version want, v;
+	char **all = NULL, **out = NULL, ver[64], plat[64];
+	size_t nall = 0, k = 0;
+	int r, major;
+	bool by_id = strstr(spec, "-cuda") != NULL;
+
+	*ids = NULL;
+	*n = 0;
+	if (!by_id && cvm_version_parse(spec, &want) < 0)
+		return -CVM_E_VERSION;
+	r = cvm_store_list(s, &all, &nall);
+	if (r < 0)
+		return r;
+	out = calloc(nall + 1, sizeof(char *));
+	if (!out) {
+		cvm_strv_free(all, nall);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nall; i++) {
+		bool keep;
+		if (cvm_store_parse_id(all[i], ver, sizeof(ver), &major, plat, sizeof(plat)) < 0 ||
+		    cvm_version_parse(ver, &v) < 0)
+			continue;
+		keep = by_id ? !strcmp(all[i], spec) : cvm_version_matches(&want, &v);
+		keep = keep && (!cuda_major || major == cuda_major) &&
+		       (!platform || !strcmp(platform, plat));
+		if (keep) {
+			out[k++] = all[i];
+			all[i] = NULL;
+		}
+	}
+	cvm_strv_free(all, nall);
+	*ids = out;
+	*n = k;
+	return 0;
+}
+
+int cvm_store_active_for(struct cvm_store *s, const char *id, char *buf, size_t len)
+{
+	DIR *d;
+	struct dirent *de;
+	char target[4096], want[4096];
+	size_t o = 0;
+	int fd, r;
+
+	buf[0] = '\0';
+	r = cvm_fmt(want, sizeof(want), "../versions/%s", id);
+	if (r < 0)
+		return r;
+	fd = openat(s->fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		ssize_t k;
+		if (strncmp(de->d_name, "cuda-", 5))
+			continue;
+		k = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+		if (k < 0)
+			continue;
+		target[k] = '\0';
+		if (strcmp(target, want))
+			continue;
+		k = snprintf(buf + o, len - o, "%s%s", o ? "," : "", de->d_name + 5);
+		if (k < 0 || (size_t)k >= len - o)
+			break;
+		o += (size_t)k;
+	}
+	closedir(d);
+	return 0;
+}

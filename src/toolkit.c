@@ -1,0 +1,871 @@
+/* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/toolkit.h"
+
+/* Symlinks followed while resolving one path inside the root. */
+#define MAX_HOPS	16
+/* version.json is a few KiB; cuda_runtime_api.h is about 600 KiB. */
+#define MAX_JSON	(1u << 20)
+#define MAX_HEADER	(16u << 20)
+/* nvcc --version prints five lines; anything beyond this is not nvcc. */
+#define MAX_NVCC_OUT	(64u << 10)
+#define NVCC_TIMEOUT_MS	5000
+
+/* ---------------------------------------------------------------- parsers */
+
+/*
+ * Reads "X.Y" at s[0..len): decimal major and minor, at most 4 digits each.
+ * *used is how many bytes made the number; what follows is the caller's.
+ */
+static int parse_xy(const char *s, size_t len, int *major, int *minor, size_t *used)
+{
+	size_t i = 0, start;
+	int v[2] = { 0, 0 };
+
+	for (int k = 0; k < 2; k++) {
+		if (k == 1) {
+			if (i >= len || s[i] != '.')
+				return -CVM_E_NOTFOUND;
+			i++;
+		}
+		start = i;
+		while (i < len && s[i] >= '0' && s[i] <= '9') {
+			if (i - start >= 4)
+				return -CVM_E_NOTFOUND;
+			v[k] = v[k] * 10 + (s[i] - '0');
+			i++;
+		}
+		if (i == start)
+			return -CVM_E_NOTFOUND;
+	}
+	*major = v[0];
+	*minor = v[1];
+	if (used)
+		*used = i;
+	return 0;
+}
+
+int cvm_toolkit_parse_version_json(const char *text, size_t len, int *major, int *minor)
+{
+	cvm_json *doc = NULL;
+	const char *ver;
+	size_t used;
+	int maj, min, r;
+
+	r = cvm_json_parse(text, len, NULL, &doc);
+	if (r < 0) {
+		r = -CVM_E_NOTFOUND;
+		goto out;
+	}
+	ver = cvm_json_str(cvm_json_get(cvm_json_get(doc, "cuda"), "version"));
+	if (!ver) {
+		r = -CVM_E_NOTFOUND;
+		goto out;
+	}
+	/* "12.4.1" or "12.4": major.minor, then only more dotted parts. */
+	r = parse_xy(ver, strlen(ver), &maj, &min, &used);
+	if (r < 0)
+		goto out;
+	if (ver[used] != '\0' && ver[used] != '.') {
+		r = -CVM_E_NOTFOUND;
+		goto out;
+	}
+	*major = maj;
+	*minor = min;
+out:
+	cvm_json_free(doc);
+	return r;
+}
+
+static bool is_blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+static bool is_ident(char c)
+{
+	return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+		(c >= 'A' && c <= 'Z');
+}
+
+/* Matches "#define CUDART_VERSION <digits>" on the line line[0..len). */
+static int cudart_line(const char *line, size_t len, long *value)
+{
+	static const char name[] = "CUDART_VERSION";
+	size_t i = 0, start;
+	long v = 0;
+
+	while (i < len && is_blank(line[i]))
+		i++;
+	if (i >= len || line[i] != '#')
+		return -CVM_E_NOTFOUND;
+	i++;
+	while (i < len && is_blank(line[i]))
+		i++;
+	if (len - i < 6 || memcmp(line + i, "define", 6) != 0)
+		return -CVM_E_NOTFOUND;
+	i += 6;
+	start = i;
+	while (i < len && is_blank(line[i]))
+		i++;
+	if (i == start || len - i < sizeof(name) - 1 ||
+	    memcmp(line + i, name, sizeof(name) - 1) != 0)
+		return -CVM_E_NOTFOUND;
+	i += sizeof(name) - 1;
+	start = i;
+	while (i < len && is_blank(line[i]))
+		i++;
+	if (i == start)
+		return -CVM_E_NOTFOUND;
+	start = i;
+	while (i < len && line[i] >= '0' && line[i] <= '9') {
+		if (i - start >= 7)
+			return -CVM_E_NOTFOUND;
+		v = v * 10 + (line[i] - '0');
+		i++;
+	}
+	if (i == start || (i < len && is_ident(line[i])))
+		return -CVM_E_NOTFOUND;
+	*value = v;
+	return 0;
+}
+
+int cvm_toolkit_parse_cudart_header(const char *text, size_t len, int *major, int *minor)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		const char *nl = memchr(text + i, '\n', len - i);
+		size_t end = nl ? (size_t)(nl - text) : len;
+		long v;
+
+		if (cudart_line(text + i, end - i, &v) == 0) {
+			/* 1000 is CUDA 1.0; anything below is not an encoded version. */
+			if (v < 1000)
+				return -CVM_E_NOTFOUND;
+			*major = (int)(v / 1000);
+			*minor = (int)((v % 1000) / 10);
+			return 0;
+		}
+		i = end + 1;
+	}
+	return -CVM_E_NOTFOUND;
+}
+
+int cvm_toolkit_parse_nvcc(const char *text, size_t len, int *major, int *minor)
+{
+	static const char key[] = "release ";
+	const size_t klen = sizeof(key) - 1;
+	size_t i = 0;
+
+	/* "Cuda compilation tools, release 12.4, V12.4.131" */
+	while (i + klen <= len) {
+		const char *p = memmem(text + i, len - i, key, klen);
+		size_t at, used;
+		int maj, min;
+
+		if (!p)
+			break;
+		at = (size_t)(p - text) + klen;
+		if (parse_xy(text + at, len - at, &maj, &min, &used) == 0 &&
+		    (at + used == len || text[at + used] == ',' ||
+		     text[at + used] == '\n' || is_blank(text[at + used]))) {
+			*major = maj;
+			*minor = min;
+			return 0;
+		}
+		i = at;
+	}
+	return -CVM_E_NOTFOUND;
+}
+
+/* ---------------------------------------------------------------- sources */
+
+static int version_from_json(const char *dir, int *major, int *minor)
+{
+	char path[PATH_MAX];
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	r = cvm_fmt(path, sizeof(path), "%s/version.json", dir);
+	if (r < 0)
+		goto out;
+	r = cvm_read_file_at(AT_FDCWD, path, MAX_JSON, &buf, &len);
+	if (r < 0)
+		goto out;
+	r = cvm_toolkit_parse_version_json(buf, len, major, minor);
+	if (r < 0)
+		cvm_verbose("'%s': no CUDA version in it", cvm_safe(path));
+out:
+	free(buf);
+	return r;
+}
+
+static int version_from_header(const char *dir, int *major, int *minor)
+{
+	char path[PATH_MAX];
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	r = cvm_fmt(path, sizeof(path), "%s/include/cuda_runtime_api.h", dir);
+	if (r < 0)
+		goto out;
+	r = cvm_read_file_at(AT_FDCWD, path, MAX_HEADER, &buf, &len);
+	if (r < 0)
+		goto out;
+	r = cvm_toolkit_parse_cudart_header(buf, len, major, minor);
+	if (r < 0)
+		cvm_verbose("'%s': no CUDART_VERSION in it", cvm_safe(path));
+out:
+	free(buf);
+	return r;
+}
+
+static void kill_child(pid_t pid)
+{
+	int status;
+
+	/* The child leads its own group: a wrapper script's children go too. */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * Runs `nvcc --version` with no shell and a deadline; the output is
+ * NUL-terminated in *buf (caller frees). 0, -errno, or -CVM_E_CHILD.
+ */
+static int run_nvcc(const char *nvcc, char **buf, size_t *len)
+{
+	char *const argv[] = { (char *)nvcc, (char *)"--version", NULL };
+	long long deadline;
+	char *out = NULL;
+	size_t n = 0;
+	int pfd[2] = { -1, -1 };
+	pid_t pid = -1;
+	int status, r = 0;
+
+	out = malloc(MAX_NVCC_OUT + 1);
+	if (!out) {
+		r = -ENOMEM;
+		goto out;
+	}
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto out;
+	}
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (pid == 0) {
+		/* Only async-signal-safe calls until execv. */
+		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		setpgid(0, 0);
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+			dup2(devnull, STDERR_FILENO);
+		}
+		if (dup2(pfd[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		/* A descriptor without O_CLOEXEC (the store lock) must not outlive us in nvcc. */
+		close_range(3, ~0u, 0);
+		execv(nvcc, argv);
+		_exit(127);
+	}
+	/* Both sides set the group, so that kill(-pid) works whichever runs first. */
+	setpgid(pid, pid);
+	close(pfd[1]);
+	pfd[1] = -1;
+
+	deadline = cvm_now_ms() + NVCC_TIMEOUT_MS;
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		long long left = deadline - cvm_now_ms();
+		ssize_t k;
+		int pr;
+
+		if (left <= 0) {
+			r = -ETIMEDOUT;
+			goto out;
+		}
+		pr = poll(&p, 1, (int)left);
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (pr == 0)
+			continue;
+		k = read(pfd[0], out + n, MAX_NVCC_OUT - n);
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+		if (n == MAX_NVCC_OUT) {
+			r = -EFBIG;
+			goto out;
+		}
+	}
+	/* EOF: the child may still hang after closing stdout; keep the deadline. */
+	for (;;) {
+		pid_t w = waitpid(pid, &status, WNOHANG);
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			r = -errno;
+			pid = -1;
+			goto out;
+		}
+		if (cvm_now_ms() >= deadline) {
+			r = -ETIMEDOUT;
+			goto out;
+		}
+		nanosleep(&ts, NULL);
+	}
+	pid = -1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		r = -CVM_E_CHILD;
+		goto out;
+	}
+	out[n] = '\0';
+	*buf = out;
+	*len = n;
+	out = NULL;
+out:
+	if (pid > 0)
+		kill_child(pid);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	free(out);
+	return r;
+}
+
+static int version_from_nvcc(const char *dir, int *major, int *minor)
+{
+	char path[PATH_MAX];
+	struct stat st;
+	char *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	r = cvm_fmt(path, sizeof(path), "%s/bin/nvcc", dir);
+	if (r < 0)
+		goto out;
+	if (stat(path, &st) < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
+		r = -EACCES;
+		goto out;
+	}
+	r = run_nvcc(path, &buf, &len);
+	if (r < 0) {
+		cvm_verbose("'%s --version' failed: %s", cvm_safe(path),
+			    r == -ETIMEDOUT ? "timed out" : cvm_strerror(r));
+		goto out;
+	}
+	r = cvm_toolkit_parse_nvcc(buf, len, major, minor);
+	if (r < 0)
+		cvm_verbose("'%s --version': no release number in its output", cvm_safe(path));
+out:
+	free(buf);
+	return r;
+}
+
+int cvm_toolkit_version(const char *path, int *major, int *minor, const char **source)
+{
+	int maj = 0, min = 0;
+
+	if (version_from_json(path, &maj, &min) == 0) {
+		*source = "version.json";
+	} else if (version_from_header(path, &maj, &min) == 0) {
+		*source = "cuda_runtime_api.h";
+	} else if (version_from_nvcc(path, &maj, &min) == 0) {
+		*source = "nvcc";
+	} else {
+		return -CVM_E_NOTFOUND;
+	}
+	*major = maj;
+	*minor = min;
+	return 0;
+}
+
+/* ------------------------------------------------------ paths in the root */
+
+/* The root as a prefix: "" for the host, else without trailing slashes. */
+static int root_prefix(const char *root, char *buf, size_t len)
+{
+	size_t n;
+	int r;
+
+	r = cvm_fmt(buf, len, "%s", root ? root : "");
+	if (r < 0)
+		return r;
+	n = strlen(buf);
+	while (n > 0 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	return 0;
+}
+
+/*
+ * Resolves inner (an absolute path as seen inside the root) the way the
+ * kernel would inside a chroot: every symlink is followed by hand and an
+ * absolute target starts again at the root, never at the host's /. "..",
+ * never climbs above the root. *out gets the resolved inner path.
+ */
+static int resolve_in_root(const char *prefix, const char *inner, char *out, size_t outlen)
+{
+	char todo[PATH_MAX], done[PATH_MAX], host[PATH_MAX], target[PATH_MAX];
+	char tmp[PATH_MAX];
+	int hops = 0, r;
+	size_t dlen = 0;
+
+	r = cvm_fmt(todo, sizeof(todo), "%s", inner);
+	if (r < 0)
+		return r;
+	done[0] = '\0';
+	for (;;) {
+		char *p = todo, *comp, *rest;
+		struct stat st;
+		ssize_t k;
+
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		comp = p;
+		rest = strchr(p, '/');
+		if (rest)
+			*rest++ = '\0';
+		else
+			rest = p + strlen(p);
+		if (strcmp(comp, ".") == 0) {
+			memmove(todo, rest, strlen(rest) + 1);
+			continue;
+		}
+		if (strcmp(comp, "..") == 0) {
+			char *slash = strrchr(done, '/');
+
+			dlen = slash ? (size_t)(slash - done) : 0;
+			done[dlen] = '\0';
+			memmove(todo, rest, strlen(rest) + 1);
+			continue;
+		}
+		r = cvm_fmt(host, sizeof(host), "%s%s/%s", prefix, done, comp);
+		if (r < 0)
+			return r;
+		if (lstat(host, &st) < 0)
+			return -errno;
+		if (!S_ISLNK(st.st_mode)) {
+			r = cvm_fmt(done + dlen, sizeof(done) - dlen, "/%s", comp);
+			if (r < 0)
+				return r;
+			dlen += strlen(done + dlen);
+			memmove(todo, rest, strlen(rest) + 1);
+			continue;
+		}
+		if (++hops > MAX_HOPS)
+			return -ELOOP;
+		k = readlink(host, target, sizeof(target) - 1);
+		if (k < 0)
+			return -errno;
+		if ((size_t)k >= sizeof(target) - 1)
+			return -ENAMETOOLONG;
+		target[k] = '\0';
+		/* Absolute: from the root; relative: from the link's folder (done). */
+		if (target[0] == '/') {
+			dlen = 0;
+			done[0] = '\0';
+		}
+		r = cvm_fmt(tmp, sizeof(tmp), "%s/%s", target, rest);
+		if (r < 0)
+			return r;
+		memcpy(todo, tmp, strlen(tmp) + 1);
+	}
+	return cvm_fmt(out, outlen, "%s", dlen ? done : "/");
+}
+
+/* Resolves inner in the root and stats the folder it names. */
+static int stat_in_root(const char *prefix, const char *inner, char *resolved, size_t len,
+			struct stat *st)
+{
+	char host[PATH_MAX];
+	int r;
+
+	r = resolve_in_root(prefix, inner, resolved, len);
+	if (r < 0)
+		return r;
+	r = cvm_fmt(host, sizeof(host), "%s%s", prefix, resolved);
+	if (r < 0)
+		return r;
+	if (stat(host, st) < 0)
+		return -errno;
+	if (!S_ISDIR(st->st_mode))
+		return -ENOTDIR;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- discovery */
+
+struct found {
+	struct cvm_toolkit *t;
+	dev_t *dev;
+	ino_t *ino;
+	size_t n, cap;
+};
+
+static int found_add(struct found *f, const char *prefix, const char *resolved,
+		     const struct stat *st, int major, int minor, const char *source)
+{
+	struct cvm_toolkit t = { 0 };
+	char host[PATH_MAX];
+	int r;
+
+	r = cvm_fmt(host, sizeof(host), "%s%s", prefix, resolved);
+	if (r < 0)
+		goto out;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 8;
+		struct cvm_toolkit *nt = realloc(f->t, cap * sizeof(*nt));
+		dev_t *nd;
+		ino_t *ni;
+
+		if (!nt) {
+			r = -ENOMEM;
+			goto out;
+		}
+		f->t = nt;
+		nd = realloc(f->dev, cap * sizeof(*nd));
+		if (!nd) {
+			r = -ENOMEM;
+			goto out;
+		}
+		f->dev = nd;
+		ni = realloc(f->ino, cap * sizeof(*ni));
+		if (!ni) {
+			r = -ENOMEM;
+			goto out;
+		}
+		f->ino = ni;
+		f->cap = cap;
+	}
+	t.path = strdup(host);
+	t.display = strdup(resolved);
+	if (!t.path || !t.display) {
+		r = -ENOMEM;
+		goto out;
+	}
+	t.major = major;
+	t.minor = minor;
+	t.source = source;
+	f->dev[f->n] = st->st_dev;
+	f->ino[f->n] = st->st_ino;
+	f->t[f->n++] = t;
+	t.path = t.display = NULL;
+out:
+	free(t.display);
+	free(t.path);
+	return r;
+}
+
+/* Looks at one candidate name (inside the root); skips what is no toolkit. */
+static int consider(struct found *f, const char *prefix, const char *inner)
+{
+	char resolved[PATH_MAX], host[PATH_MAX];
+	const char *source = NULL;
+	struct stat st;
+	int major, minor, r;
+
+	r = stat_in_root(prefix, inner, resolved, sizeof(resolved), &st);
+	if (r < 0) {
+		cvm_verbose("skipping '%s': %s", cvm_safe(inner), cvm_strerror(r));
+		return 0;
+	}
+	for (size_t i = 0; i < f->n; i++)
+		if (f->dev[i] == st.st_dev && f->ino[i] == st.st_ino)
+			return 0;
+	r = cvm_fmt(host, sizeof(host), "%s%s", prefix, resolved);
+	if (r < 0)
+		return 0;
+	if (cvm_toolkit_version(host, &major, &minor, &source) < 0) {
+		cvm_verbose("skipping '%s': no CUDA version found (version.json, "
+			    "include/cuda_runtime_api.h, bin/nvcc)", cvm_safe(resolved));
+		return 0;
+	}
+	return found_add(f, prefix, resolved, &st, major, minor, source);
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every entry of the folder inner whose name starts with stem (sorted, for stable dedupe). */
+static int scan(struct found *f, const char *prefix, const char *inner, const char *stem)
+{
+	char host[PATH_MAX], cand[PATH_MAX];
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	DIR *d = NULL;
+	int r;
+
+	r = cvm_fmt(host, sizeof(host), "%s%s", prefix, inner);
+	if (r < 0)
+		goto out;
+	d = opendir(host);
+	if (!d) {
+		/* A missing or unreadable folder hides toolkits but is not fatal to discovery. */
+		if (errno != ENOENT && errno != ENOTDIR)
+			cvm_verbose("cannot read '%s': %s", cvm_safe(inner), strerror(errno));
+		goto out;
+	}
+	while ((errno = 0, de = readdir(d))) {
+		if (strncmp(de->d_name, stem, strlen(stem)) != 0)
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 16;
+			char **nn = realloc(names, nc * sizeof(*nn));
+
+			if (!nn) {
+				r = -ENOMEM;
+				goto out;
+			}
+			names = nn;
+			cap = nc;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
+			r = -ENOMEM;
+			goto out;
+		}
+		n++;
+	}
+	if (errno) {
+		r = -errno;
+		goto out;
+	}
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_name);
+	for (size_t i = 0; i < n; i++) {
+		if (cvm_fmt(cand, sizeof(cand), "%s/%s", inner, names[i]) < 0)
+			continue;
+		r = consider(f, prefix, cand);
+		if (r < 0)
+			goto out;
+	}
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (d)
+		closedir(d);
+	return r;
+}
+
+static int cmp_toolkit(const void *a, const void *b)
+{
+	const struct cvm_toolkit *x = a, *y = b;
+
+	if (x->major != y->major)
+		return x->major < y->major ? -1 : 1;
+	if (x->minor != y->minor)
+		return x->minor < y->minor ? -1 : 1;
+	return strcmp(x->display, y->display);
+}
+
+int cvm_toolkits_find(const char *root, struct cvm_toolkit **out, size_t *n)
+{
+	struct found f = { 0 };
+	char prefix[PATH_MAX];
+	int r;
+
+	r = root_prefix(root, prefix, sizeof(prefix));
+	if (r < 0)
+		goto out;
+	r = scan(&f, prefix, "/usr/local", "cuda-");
+	if (r < 0)
+		goto out;
+	r = scan(&f, prefix, "/opt", "cuda");
+	if (r < 0)
+		goto out;
+	if (f.n)
+		qsort(f.t, f.n, sizeof(*f.t), cmp_toolkit);
+	*out = f.t;
+	*n = f.n;
+	f.t = NULL;
+	f.n = 0;
+out:
+	if (r < 0)
+		cvm_err(r, "cannot look for CUDA toolkits under '%s': %s",
+			cvm_safe(root && root[0] ? root : "/"), cvm_strerror(r));
+	cvm_toolkits_free(f.t, f.n);
+	free(f.dev);
+	free(f.ino);
+	return r;
+}
+
+void cvm_toolkit_release(struct cvm_toolkit *t)
+{
+	if (!t)
+		return;
+	free(t->path);
+	free(t->display);
+	t->path = NULL;
+	t->display = NULL;
+}
+
+void cvm_toolkits_free(struct cvm_toolkit *t, size_t n)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < n; i++)
+		cvm_toolkit_release(&t[i]);
+	free(t);
+}
+
+/* ---------------------------------------------------------------- selection */
+
+/* "11.8 at /usr/local/cuda-11.8, ..." or "none", malloc'd (NULL on ENOMEM). */
+static char *found_list(const struct cvm_toolkit *t, size_t n)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	if (!n)
+		fputs("none", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "%s%d.%d at %s", i ? ", " : "", t[i].major, t[i].minor,
+			cvm_safe(t[i].display));
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int copy_toolkit(const struct cvm_toolkit *src, struct cvm_toolkit *dst)
+{
+	struct cvm_toolkit t = *src;
+
+	t.path = strdup(src->path);
+	t.display = strdup(src->display);
+	if (!t.path || !t.display) {
+		cvm_toolkit_release(&t);
+		return -ENOMEM;
+	}
+	*dst = t;
+	return 0;
+}
+
+static int default_index(const char *prefix, const struct cvm_toolkit *t, size_t n)
+{
+	char resolved[PATH_MAX];
+	struct stat st, ts;
+
+	if (stat_in_root(prefix, "/usr/local/cuda", resolved, sizeof(resolved), &st) < 0)
+		return -CVM_E_NOTFOUND;
+	for (size_t i = 0; i < n; i++) {
+		if (stat(t[i].path, &ts) == 0 && ts.st_dev == st.st_dev && ts.st_ino == st.st_ino)
+			return (int)i;
+	}
+	return -CVM_E_NOTFOUND;
+}
+
+int cvm_toolkit_default(const char *root, const struct cvm_toolkit *t, size_t n)
+{
+	char prefix[PATH_MAX];
+
+	if (root_prefix(root, prefix, sizeof(prefix)) < 0)
+		return -CVM_E_NOTFOUND;
+	return default_index(prefix, t, n);
+}
+
+int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *out)
+{
+	struct cvm_toolkit *t = NULL;
+	char prefix[PATH_MAX], want[32];
+	char *list = NULL;
+	size_t n = 0, used;
+	int major = 0, minor = 0, pick = -1, r;
+
+	memset(out, 0, sizeof(*out));
+	r = root_prefix(root, prefix, sizeof(prefix));
+	if (r < 0)
+		goto out;
+	if (cuda && (parse_xy(cuda, strlen(cuda), &major, &minor, &used) < 0 || cuda[used])) {
+		r = cvm_err(-CVM_E_VERSION, "invalid CUDA version '%s' (expected X.Y, e.g. 12.4)",
+			    cvm_safe(cuda));
+		goto out;
+	}
+	r = cvm_toolkits_find(root, &t, &n);
+	if (r < 0)
+		goto out;
+	if (cuda) {
+		snprintf(want, sizeof(want), "/usr/local/cuda-%d.%d", major, minor);
+		for (size_t i = 0; i < n; i++) {
+			if (t[i].major != major || t[i].minor != minor)
+				continue;
+			if (pick < 0 || strcmp(t[i].display, want) == 0)
+				pick = (int)i;
+		}
+	} else {
+		pick = default_index(prefix, t, n);
+	}
+	if (pick < 0) {
+		list = found_list(t, n);
+		if (cuda)
+			r = cvm_err(-CVM_E_NOTFOUND, "no CUDA %d.%d toolkit under '%s' (found: %s)",
+				    major, minor, cvm_safe(prefix[0] ? prefix : "/"),
+				    list ? list : "?");
+		else
+			r = cvm_err(-CVM_E_NOTFOUND, "no --cuda given and '/usr/local/cuda' does "
+				    "not point to a toolkit (found: %s)", list ? list : "?");
+		goto out;
+	}
+	r = copy_toolkit(&t[pick], out);
+out:
+	free(list);
+	cvm_toolkits_free(t, n);
+	return r;
+}
