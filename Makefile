@@ -23,6 +23,10 @@ CVM_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) \
 	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-fstack-protector-strong -fPIE -MMD -MP
 CVM_CFLAGS += $(if $(filter -O1 -O2 -O3 -Os,$(CFLAGS)),-D_FORTIFY_SOURCE=2)
+# Test builds compile in the crash points (fault.h); release builds never do.
+ifeq ($(CVM_TEST),1)
+CVM_CFLAGS += -DCVM_FAULT_INJECTION
+endif
 ifeq ($(DEVELOPER),1)
 CVM_CFLAGS += -Werror -Wformat=2 -Wpointer-arith -Wvla -Wundef -Wcast-align \
 	-Wno-format-nonliteral
@@ -73,9 +77,10 @@ $(O):
 deps:
 	@sh tests/deps.sh
 
+# The suite runs a test build (crash points compiled in), then the same under sanitizers.
 check: deps
-	$(Q)$(MAKE) --no-print-directory all-tests
-	$(Q)sh tests/run.sh $(O)
+	$(Q)$(MAKE) --no-print-directory O=build-test CVM_TEST=1 all-tests
+	$(Q)sh tests/run.sh build-test
 	$(Q)$(MAKE) --no-print-directory check-asan
 
 all-tests: $(O)/cudnnvm $(UNIT_BINS)
@@ -83,7 +88,7 @@ all-tests: $(O)/cudnnvm $(UNIT_BINS)
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
-	$(Q)$(MAKE) --no-print-directory O=build-asan CFLAGS="$(ASAN_FLAGS)" all-tests
+	$(Q)$(MAKE) --no-print-directory O=build-asan CVM_TEST=1 CFLAGS="$(ASAN_FLAGS)" all-tests
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
 		sh tests/run.sh build-asan
 
@@ -98,7 +103,7 @@ install: $(O)/cudnnvm
 	install -m 0644 packaging/cudnnvm.bash $(DESTDIR)$(DATADIR)/bash-completion/completions/cudnnvm
 
 clean:
-	rm -rf build build-asan $(if $(filter-out build build-asan,$(O)),$(O))
+	rm -rf build build-test build-asan $(if $(filter-out build build-test build-asan,$(O)),$(O))
 
 .PHONY: all deps check all-tests check-asan demo install clean
 .DELETE_ON_ERROR:

@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "cudnnvm/extract.h"
 #include "cudnnvm/fault.h"
 #include "cudnnvm/fsutil.h"
+#include "cudnnvm/journal.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
@@ -220,17 +220,6 @@ static int check_content(int dirfd, struct install *in, const char *staged, stru
 	return 0;
 }
 
-static const char *user_name(void)
-{
-	const char *s = getenv("SUDO_USER");
-	struct passwd *pw;
-
-	if (getuid() == 0 && s && *s)
-		return s;
-	pw = getpwuid(getuid());
-	return pw ? pw->pw_name : "unknown";
-}
-
 static int report(const struct cvm_ctx *ctx, const struct install *in, bool already)
 {
 	char path[4096];
@@ -386,7 +375,7 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 	memcpy(rec.archive_sha256, got, sizeof(got));
 	rec.archive_size = hashed;
 	rec.installed_at = (int64_t)time(NULL);
-	rec.installed_by = (char *)user_name();
+	rec.installed_by = (char *)cvm_user_name();
 	rec.cudnn_version = cvm_version_encode(&tree.header);
 	rec.library = tree.library;
 	r = cvm_record_write(sfd, &rec, &x.files);

@@ -1,16 +1,96 @@
 /* SPDX-License-Identifier: MIT */
 /* uninstall: remove a version from the store, atomically (rename to .trash, delete). */
 #include <errno.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "cudnnvm/activate.h"
 #include "cudnnvm/cli.h"
 #include "cudnnvm/error.h"
+#include "cudnnvm/journal.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/proc.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/version.h"
+
+struct except {
+	struct cvm_store *store;
+	const char *id;
+};
+
+static int installed_but(void *arg, const char *id)
+{
+	struct except *e = arg;
+
+	return strcmp(id, e->id) && cvm_store_has(e->store, id);
+}
+
+/* --force on an active version: the previous one comes back, or nothing is active. */
+static int deactivate(struct cvm_ctx *ctx, const char *id, const char *cuda, int argc, char **argv)
+{
+	struct cvm_activate_opts o = { .kind = "rollback", .no_smoke = true, .argc = argc, .argv = argv };
+	struct cvm_journal_entry *e = NULL;
+	struct except ex = { &ctx->store, id };
+	struct cvm_toolkit tk = { 0 };
+	char to[160];
+	size_t n = 0;
+	int r;
+
+	r = cvm_toolkit_select(ctx->root, cuda, &tk);
+	if (r == 0)
+		r = cvm_journal_read(&ctx->store, cuda, &e, &n);
+	if (r < 0)
+		goto out;
+	if (cvm_journal_previous(e, n, id, installed_but, &ex, to, sizeof(to)) < 0) {
+		to[0] = '\0';
+		o.kind = "deactivate";
+	}
+	r = cvm_activate(ctx, &tk, to[0] ? to : NULL, &o);
+	if (r == 0)
+		cvm_info("CUDA %s: %s%s", cuda, to[0] ? "back to " : "no cuDNN active now",
+			 to[0] ? to : "");
+out:
+	free(e);
+	cvm_toolkit_release(&tk);
+	return r;
+}
+
+/* Refuses while running processes map the version's files. */
+static int check_users(struct cvm_ctx *ctx, const char *id, bool force)
+{
+	struct cvm_proc_user *u = NULL;
+	char dir[PATH_MAX], real[PATH_MAX], who[512] = "";
+	size_t n = 0;
+	int r;
+
+	r = snprintf(dir, sizeof(dir), "%s/versions/%s", ctx->store.path, id) >= (int)sizeof(dir)
+		    ? -ENAMETOOLONG : 0;
+	if (r == 0 && !realpath(dir, real))
+		r = -errno;
+	if (r == 0)
+		r = cvm_proc_users(real, &u, &n);
+	if (r < 0) {
+		cvm_warn("cannot tell whether running programs use %s: %s", id, strerror(-r));
+		return 0;
+	}
+	for (size_t i = 0; i < n && strlen(who) < sizeof(who) - 80; i++)
+		snprintf(who + strlen(who), sizeof(who) - strlen(who), "%s%ld (%s)", i ? ", " : "",
+			 (long)u[i].pid, cvm_safe(u[i].comm));
+	if (n && !force)
+		r = cvm_err(-CVM_E_BUSY, "%s is in use by %zu running process%s: %s%s; stop %s first "
+			    "(or --force: they keep the files they have open)", id, n,
+			    n == 1 ? "" : "es", who, n > 3 ? ", ..." : "", n == 1 ? "it" : "them");
+	else if (n)
+		cvm_warn("removing %s while %s use%s it; they keep the files they have open", id, who,
+			 n == 1 ? "s" : "");
+	free(u);
+	return r;
+}
 
 int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 {
@@ -72,9 +152,20 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 	r = cvm_store_active_for(&ctx->store, ids[0], active, sizeof(active));
 	if (r == 0 && active[0] && !force) {
 		r = cvm_err(-CVM_E_BUSY, "%s is active for CUDA %s: activate another version first "
-			    "(or --force)", ids[0], active);
+			    "(or --force, which puts the previous one back)", ids[0], active);
 		goto out;
 	}
+	r = check_users(ctx, ids[0], force);
+	if (r < 0)
+		goto out;
+	for (char *p = active, *q; *p && r == 0; p = *q ? q + 1 : q) {
+		char cuda[32];
+		q = strchrnul(p, ',');
+		snprintf(cuda, sizeof(cuda), "%.*s", (int)(q - p), p);
+		r = deactivate(ctx, ids[0], cuda, argc, argv);
+	}
+	if (r < 0)
+		goto out;
 	r = cvm_store_remove(&ctx->store, ids[0]);
 	if (r < 0)
 		goto out;

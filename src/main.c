@@ -13,6 +13,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/smoke.h"
 
 #define CVM_VERSION_STRING "0.1.0"
 
@@ -29,6 +30,12 @@ static const struct command commands[] = {
 	{ "list", cvm_cmd_list, CVM_CMD_STORE, "installed versions (--available: the catalogue)" },
 	{ "verify", cvm_cmd_verify, CVM_CMD_STORE, "re-hash installed files against their record" },
 	{ "uninstall", cvm_cmd_uninstall, CVM_CMD_WRITE, "remove an installed version" },
+	{ "use", cvm_cmd_use, CVM_CMD_WRITE, "activate an installed version for a CUDA toolkit" },
+	{ "current", cvm_cmd_current, CVM_CMD_STORE, "the active version per toolkit" },
+	{ "rollback", cvm_cmd_rollback, CVM_CMD_WRITE, "re-activate the previous version" },
+	{ "history", cvm_cmd_history, CVM_CMD_STORE, "the activation journal" },
+	{ "env", cvm_cmd_env, CVM_CMD_STORE, "print the environment that selects a version" },
+	{ "exec", cvm_cmd_exec, CVM_CMD_STORE, "run a command with a version selected" },
 	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found" },
 };
 
@@ -77,6 +84,14 @@ int cvm_usage_bad_option(const char *cmd, char **argv)
 	if (optopt && optopt != '?')
 		return cvm_usage(cmd, "unknown option '-%c' or missing argument", optopt);
 	return cvm_usage(cmd, "unknown option '%s' or missing argument", cvm_safe(argv[optind - 1]));
+}
+
+int cvm_cli_refuse_user(const struct cvm_ctx *ctx, const char *cmd)
+{
+	if (!ctx->user)
+		return 0;
+	return cvm_err(-CVM_E_PERM, "%s: with --user nothing system-wide is changed: select a "
+		       "version through the environment with 'cudnnvm env' or 'cudnnvm exec'", cmd);
 }
 
 int cvm_root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path)
@@ -164,6 +179,8 @@ int main(int argc, char **argv)
 	char spath[4096], sdisplay[4096];
 	int c, r = 0;
 
+	if (argc >= 2 && !strcmp(argv[1], "__smoke-child"))
+		return cvm_smoke_child(argc - 1, argv + 1);
 	opterr = 0;
 	ctx.manifests = getenv("CUDNNVM_MANIFESTS");
 	ctx.mirror = getenv("CUDNNVM_MIRROR");

@@ -447,3 +447,66 @@ int cvm_store_active_for(struct cvm_store *s, const char *id, char *buf, size_t 
 	closedir(d);
 	return 0;
 }
+
+int cvm_store_resolve(struct cvm_store *s, const char *spec, int cuda_major, const char *cuda,
+		      const char *platform, char *id, size_t len)
+{
+	char **ids = NULL, **any = NULL;
+	size_t n = 0, nany = 0;
+	int r;
+
+	r = cvm_store_match(s, spec, cuda_major, platform, &ids, &n);
+	if (r == -CVM_E_VERSION)
+		return cvm_err(r, "invalid version '%s': expected numbers such as 8.9.7 or an id",
+			       cvm_safe(spec));
+	if (r < 0)
+		return r;
+	if (n) {
+		r = cvm_fmt(id, len, "%s", ids[0]);
+		goto out;
+	}
+	r = cvm_store_match(s, spec, 0, platform, &any, &nany);
+	if (r == 0 && nany)
+		r = cvm_err(-CVM_E_NOTFOUND, "cuDNN %s is installed only as %s, a build for another "
+			    "CUDA major: CUDA %s needs a cuda%d build ('cudnnvm install %s --cuda %s')",
+			    cvm_safe(spec), any[0], cuda, cuda_major, cvm_safe(spec), cuda);
+	else if (r == 0)
+		r = cvm_err(-CVM_E_NOTFOUND, "cuDNN %s is not installed for CUDA %s ('cudnnvm install "
+			    "%s --cuda %s')", cvm_safe(spec), cuda, cvm_safe(spec), cuda);
+out:
+	cvm_strv_free(ids, n);
+	cvm_strv_free(any, nany);
+	return r;
+}
+
+static const char *unsafe_why(const struct stat *st)
+{
+	if (st->st_uid != 0 && st->st_uid != geteuid())
+		return "it belongs to another user";
+	if (st->st_mode & S_IWOTH)
+		return "every user can write it";
+	if ((st->st_mode & S_IWGRP) && st->st_gid != 0 && st->st_gid != getegid())
+		return "another group can write it";
+	return NULL;
+}
+
+int cvm_store_check_safe(struct cvm_store *s, const char *id)
+{
+	char sub[4096];
+	const char *names[3] = { ".", "versions", NULL }, *why;
+	struct stat st;
+
+	if (id && cvm_fmt(sub, sizeof(sub), "versions/%s", id) == 0)
+		names[2] = sub;
+	for (size_t i = 0; i < 3; i++) {
+		if (!names[i] || fstatat(s->fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		why = unsafe_why(&st);
+		if (why)
+			return cvm_err(-CVM_E_PERM, "refusing the store folder '%s%s%s': %s, so the "
+				       "libraries in it could be replaced under their users; make it "
+				       "root's and not writable by others (chmod go-w), or use --user",
+				       cvm_safe(s->display), i ? "/" : "", i ? names[i] : "", why);
+	}
+	return 0;
+}

@@ -22,7 +22,6 @@
 #include "cudnnvm/toolkit.h"
 
 /* Symlinks followed while resolving one path inside the root. */
-#define MAX_HOPS	16
 /* version.json is a few KiB; cuda_runtime_api.h is about 600 KiB. */
 #define MAX_JSON	(1u << 20)
 #define MAX_HEADER	(16u << 20)
@@ -443,84 +442,6 @@ static int root_prefix(const char *root, char *buf, size_t len)
 	return 0;
 }
 
-/*
- * Resolves inner (an absolute path as seen inside the root) the way the
- * kernel would inside a chroot: every symlink is followed by hand and an
- * absolute target starts again at the root, never at the host's /. "..",
- * never climbs above the root. *out gets the resolved inner path.
- */
-static int resolve_in_root(const char *prefix, const char *inner, char *out, size_t outlen)
-{
-	char todo[PATH_MAX], done[PATH_MAX], host[PATH_MAX], target[PATH_MAX];
-	char tmp[PATH_MAX];
-	int hops = 0, r;
-	size_t dlen = 0;
-
-	r = cvm_fmt(todo, sizeof(todo), "%s", inner);
-	if (r < 0)
-		return r;
-	done[0] = '\0';
-	for (;;) {
-		char *p = todo, *comp, *rest;
-		struct stat st;
-		ssize_t k;
-
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		comp = p;
-		rest = strchr(p, '/');
-		if (rest)
-			*rest++ = '\0';
-		else
-			rest = p + strlen(p);
-		if (strcmp(comp, ".") == 0) {
-			memmove(todo, rest, strlen(rest) + 1);
-			continue;
-		}
-		if (strcmp(comp, "..") == 0) {
-			char *slash = strrchr(done, '/');
-
-			dlen = slash ? (size_t)(slash - done) : 0;
-			done[dlen] = '\0';
-			memmove(todo, rest, strlen(rest) + 1);
-			continue;
-		}
-		r = cvm_fmt(host, sizeof(host), "%s%s/%s", prefix, done, comp);
-		if (r < 0)
-			return r;
-		if (lstat(host, &st) < 0)
-			return -errno;
-		if (!S_ISLNK(st.st_mode)) {
-			r = cvm_fmt(done + dlen, sizeof(done) - dlen, "/%s", comp);
-			if (r < 0)
-				return r;
-			dlen += strlen(done + dlen);
-			memmove(todo, rest, strlen(rest) + 1);
-			continue;
-		}
-		if (++hops > MAX_HOPS)
-			return -ELOOP;
-		k = readlink(host, target, sizeof(target) - 1);
-		if (k < 0)
-			return -errno;
-		if ((size_t)k >= sizeof(target) - 1)
-			return -ENAMETOOLONG;
-		target[k] = '\0';
-		/* Absolute: from the root; relative: from the link's folder (done). */
-		if (target[0] == '/') {
-			dlen = 0;
-			done[0] = '\0';
-		}
-		r = cvm_fmt(tmp, sizeof(tmp), "%s/%s", target, rest);
-		if (r < 0)
-			return r;
-		memcpy(todo, tmp, strlen(tmp) + 1);
-	}
-	return cvm_fmt(out, outlen, "%s", dlen ? done : "/");
-}
-
 /* Resolves inner in the root and stats the folder it names. */
 static int stat_in_root(const char *prefix, const char *inner, char *resolved, size_t len,
 			struct stat *st)
@@ -528,7 +449,7 @@ static int stat_in_root(const char *prefix, const char *inner, char *resolved, s
 	char host[PATH_MAX];
 	int r;
 
-	r = resolve_in_root(prefix, inner, resolved, len);
+	r = cvm_resolve_in_root(prefix, inner, resolved, len);
 	if (r < 0)
 		return r;
 	r = cvm_fmt(host, sizeof(host), "%s%s", prefix, resolved);

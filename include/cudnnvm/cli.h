@@ -28,6 +28,16 @@ int cvm_cmd_list(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_toolkits(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_history(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv);
+
+/* With --user, system activation is refused: -CVM_E_PERM (printed) or 0. */
+int cvm_cli_refuse_user(const struct cvm_ctx *ctx, const char *cmd);
 
 /*
  * Shared option handling: the output options accepted after the command

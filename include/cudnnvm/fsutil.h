@@ -28,6 +28,14 @@ int cvm_symlink_replace_at(int dirfd, const char *target, const char *name);
 
 int cvm_fsync_dir(int dirfd);
 
+/*
+ * Resolves inner (an absolute path as seen inside the root prefix, "" for
+ * the host) as the kernel would inside a chroot: symlinks followed by hand,
+ * absolute targets re-rooted, ".." never above the root, at most 16 links.
+ * out gets the resolved inner path. Every component must exist.
+ */
+int cvm_resolve_in_root(const char *prefix, const char *inner, char *out, size_t outlen);
+
 /* Writes all of buf; -errno on error. */
 int cvm_write_all(int fd, const void *buf, size_t len);
 

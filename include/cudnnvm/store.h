@@ -71,10 +71,27 @@ int cvm_store_match(struct cvm_store *s, const char *spec, int cuda_major, const
 		    char ***ids, size_t *n);
 
 /*
+ * The newest installed id that spec names for cuda_major on platform, into
+ * id. When there is none, prints what is installed instead (a build for
+ * another CUDA major is named as such) and returns -CVM_E_NOTFOUND;
+ * -CVM_E_VERSION for a malformed spec. cuda is "X.Y", for messages.
+ */
+int cvm_store_resolve(struct cvm_store *s, const char *spec, int cuda_major, const char *cuda,
+		      const char *platform, char *id, size_t len);
+
+/*
  * The toolkits ("11.8") whose STORE/active/cuda-<X.Y> link names id, as a
  * comma-separated list in buf ("" when none).
  */
 int cvm_store_active_for(struct cvm_store *s, const char *id, char *buf, size_t len);
+
+/*
+ * Refuses (-CVM_E_PERM, printed) a store whose folders (the store,
+ * versions/, and versions/<id> when id is given) another user could write:
+ * owned by neither root nor us, writable by everyone, or by a group other
+ * than root's or ours. A library there could be replaced under its users.
+ */
+int cvm_store_check_safe(struct cvm_store *s, const char *id);
 
 /* Builds the id "<version>-cuda<major>-<platform>" into buf. */
 int cvm_store_id(char *buf, size_t len, const char *version, int cuda_major, const char *platform);

@@ -140,12 +140,59 @@ cvm() {
 	CVM_OUTF=$TEST_TMP/cvm.$CVM_N.out
 	CVM_ERRF=$TEST_TMP/cvm.$CVM_N.err
 	CVM_LAST="$*"
+	CVM_WORK_BEFORE=$(_entries "$STORE/.staging"; _entries "$STORE/.trash")
 	CUDNNVM_NO_PROGRESS=1 timeout -k 5 "${CVM_TIMEOUT:-120}" \
 		"$CUDNNVM" --root "$ROOT" "$@" >"$CVM_OUTF" 2>"$CVM_ERRF" </dev/null
 	RC=$?
 	OUT=$(cat "$CVM_OUTF")
 	ERR=$(cat "$CVM_ERRF")
 	_cvm_sanitizer_check
+	_cvm_contract_check "$@"
+	return 0
+}
+
+# What holds after every command (reported only when it does not, so that
+# the count of tests does not depend on it): work areas that were empty are
+# empty again unless the process was killed (leftovers of a crash are for a
+# locked command to sweep, which the crash tests check); a failure prints exactly one "cudnnvm: error: "
+# line; with --json a failure's stdout is one {"error": {"code", "message"}}
+# document whose code is the exit code. CVM_NO_AUTO=1 turns this off.
+_cvm_contract_check() {
+	[ "${CVM_NO_AUTO:-0}" = 1 ] && return 0
+	local w e a json=0
+	if [ "$RC" != 137 ] && [ -z "$CVM_WORK_BEFORE" ]; then
+		for w in .staging .trash; do
+			e=$(_entries "$STORE/$w")
+			if [ -n "$e" ]; then
+				not_ok "$w empty after: ${CVM_LAST}" "$w holds: $(printf '%s' "$e" | tr '\n' ' ')"
+			fi
+		done
+	fi
+	case $RC in
+	0 | 137 | 124) return 0 ;;
+	esac
+	e=$(grep -c '^cudnnvm: error: ' "$CVM_ERRF")
+	if [ "$e" != 1 ]; then
+		not_ok "one 'cudnnvm: error: ' line on stderr from: ${CVM_LAST}" "got $e (exit $RC):" \
+			"$(head -n 5 "$CVM_ERRF" | cat -v)"
+	fi
+	for a in "$@"; do
+		[ "$a" = --json ] && json=1
+	done
+	if [ "$json" = 1 ] && ! e=$(python3 - "$CVM_OUTF" "$RC" 2>&1 <<'EOF'
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except Exception as e:
+    sys.exit("stdout is not one JSON document: %s" % e)
+err = d.get("error") if isinstance(d, dict) else None
+if not isinstance(err, dict) or err.get("code") != int(sys.argv[2]) \
+        or not isinstance(err.get("message"), str) or not err["message"]:
+    sys.exit("want {\"error\": {\"code\": %s, \"message\": ...}}, got %s" % (sys.argv[2], json.dumps(d)[:300]))
+EOF
+	); then
+		not_ok "--json error document on stdout from: ${CVM_LAST}" "$e"
+	fi
 	return 0
 }
 
@@ -374,7 +421,7 @@ except Exception as e:
     print("not JSON: %s" % e)
     sys.exit(1)
 try:
-    v = eval(sys.argv[2], {"d": d})
+    v = eval(sys.argv[2], {"d": d, "json": json})
 except Exception as e:
     print("%s: %r" % (type(e).__name__, e))
     v = False
@@ -393,14 +440,15 @@ json_get() { # PYEXPR [FILE]
 	python3 - "${2:-$CVM_OUTF}" "$1" <<'EOF' 2>/dev/null
 import json, sys
 d = json.load(open(sys.argv[1]))
-v = eval(sys.argv[2], {"d": d})
+v = eval(sys.argv[2], {"d": d, "json": json})
 print(v if isinstance(v, str) else json.dumps(v))
 EOF
 }
 
 # snapshot DIR [PRUNE...]: every object under DIR (type, mode, owner, size of
 # files, link target) and the sha256 of every regular file, sorted; PRUNE
-# paths (relative to DIR, e.g. opt/cudnnvm) are left out.
+# paths (relative to DIR, e.g. opt/cudnnvm) are left out. The content of a
+# lock file (".lock": it may hold the holder's pid) is not compared.
 snapshot() {
 	local dir=$1 p
 	shift
@@ -410,9 +458,10 @@ snapshot() {
 	done
 	(
 		cd "$dir" || exit 1
-		find . -mindepth 1 "${prune[@]}" \( -type f -printf '%y %m %U:%G %s %p\n' \) -o \
+		find . -mindepth 1 "${prune[@]}" \( -type f -name .lock -printf '%y %m %U:%G - %p\n' \) -o \
+			\( -type f -printf '%y %m %U:%G %s %p\n' \) -o \
 			\( ! -type f -printf '%y %m %U:%G - %p -> %l\n' \) | LC_ALL=C sort
-		find . -mindepth 1 "${prune[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
+		find . -mindepth 1 "${prune[@]}" -type f ! -name .lock -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum
 	)
 }
 

@@ -61,6 +61,10 @@ while read -r rule path; do
 			rm -rf "$f"
 		fi
 	done
+	# keep the rules independent: undo what a failed rule left behind
+	rm -rf "${STORE:?}/versions/$id"
+	echo "original victim" >"$OUTSIDE/victim"
+	find "$OUTSIDE" -mindepth 1 ! -name victim -exec rm -rf {} + 2>/dev/null
 done <"$TEST_TMP/hostile.list"
 check "/etc/passwd untouched" test "$(sha256 /etc/passwd)" = "$PASSWD_SUM"
 check "hostile.py made every rule" test "$(grep -c . "$TEST_TMP/hostile.list")" -ge 26

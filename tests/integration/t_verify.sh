@@ -9,7 +9,6 @@ MAN=$TEST_TMP/manifests
 A8=$(mkcudnn 8.9.7.29 11 --manifest "$MAN")
 A9=$(mkcudnn 9.1.1.17 12 --manifest "$MAN")
 ID8=$(id_of 8.9.7.29 11)
-ID9=$(id_of 9.1.1.17 12)
 V8=$STORE/versions/$ID8
 
 cvm --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A8"
@@ -106,15 +105,15 @@ assert_output_contains "include/cudnn_backend.h" "file replaced by a symlink: ve
 reinstall
 
 # the record itself damaged
-cp "$V8/.cudnnvm/files.sha256" "$TEST_TMP/files.sha256"
-sed -i '1s/^[0-9a-f]/0/; 1s/^0\(.\)/1\1/' "$V8/.cudnnvm/files.sha256"
-sed -i '1s/^\(.\)/f/' "$V8/.cudnnvm/files.sha256"
+python3 - "$V8/.cudnnvm/files.sha256" <<'EOF'
+import sys
+p = sys.argv[1]
+lines = open(p).read().split("\n")
+lines[0] = ("1" if lines[0][0] == "0" else "0") + lines[0][1:]
+open(p, "w").write("\n".join(lines))
+EOF
 cvm verify 8.9.7
-if cmp -s "$V8/.cudnnvm/files.sha256" "$TEST_TMP/files.sha256"; then
-	skip "damaged record" "sed did not change the record"
-else
-	assert_rc 3 "a hash changed in files.sha256: verify exits 3"
-fi
+assert_rc 3 "a hash changed in files.sha256: verify exits 3"
 rm -f "$V8/.cudnnvm/record.json"
 cvm verify 8.9.7
 check "record.json missing: verify fails (exit 1 or 3)" test "$RC" = 1 -o "$RC" = 3
@@ -128,6 +127,5 @@ cvm verify
 snapshot "$ROOT" >"$TEST_TMP/after.snap"
 assert_same_snapshot "$TEST_TMP/before.snap" "$TEST_TMP/after.snap" "verify changes nothing"
 assert_store_clean "work areas empty after verify"
-[ -n "$ID9" ]
 
 finish

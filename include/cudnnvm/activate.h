@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_ACTIVATE_H
+#define CUDNNVM_ACTIVATE_H
+
+/*
+ * Activation: one version per CUDA toolkit. STORE/active/cuda-<X.Y> names
+ * it (replaced by rename, so there is no instant without a valid link); what
+ * else makes programs see it is the platform backend's: on Linux, links in
+ * the toolkit that go through STORE/active/cuda-<X.Y>/ and an ld.so.conf.d
+ * file. Every switch is journalled. The caller holds the store lock.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "cudnnvm/cli.h"
+#include "cudnnvm/toolkit.h"
+
+/* One switch of one toolkit, as the backends see it. */
+struct cvm_switch {
+	struct cvm_store *store;
+	const char *root;		/* host path of --root, "" for / */
+	const struct cvm_toolkit *tk;
+	const char *cuda;		/* "11.8": names active/, the journal, the conf file */
+	const char *from, *to;		/* ids; NULL or "" for none */
+	bool no_ldconfig;
+};
+
+struct cvm_backend {
+	const char *name;
+	/*
+	 * Before the active link changes: refuse (-CVM_E_CONFLICT, message
+	 * printed, nothing changed) when a file cudnnvm did not create is in
+	 * the way; otherwise create what the new version needs that the old
+	 * one did not have. A crash after this leaves only extra links, which
+	 * the next repair removes.
+	 */
+	int (*prepare)(const struct cvm_switch *sw);
+	/* After the switch: remove what only the old version had; update the loader. */
+	int (*finish)(const struct cvm_switch *sw);
+	/* Reads the links cudnnvm made in this toolkit (for uninstall, doctor). */
+	int (*managed)(const struct cvm_switch *sw, char ***paths, size_t *n);
+};
+
+/* The backend of this platform. */
+const struct cvm_backend *cvm_backend(void);
+
+struct cvm_activate_opts {
+	const char *kind;		/* journal kind: use, rollback, adopt, deactivate */
+	bool no_ldconfig;
+	bool no_smoke;
+	int argc;			/* the command line, for the journal */
+	char **argv;
+};
+
+/* "X.Y" of a toolkit into buf[16]. */
+void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len);
+
+/* The id active for cuda ("11.8") into id: 0, or -ENOENT when none. */
+int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len);
+
+/*
+ * Makes to (an installed id, or NULL to deactivate) the active version of
+ * tk, then, unless no_smoke, runs the loader check and on its failure puts
+ * the previous version back (-CVM_E_SMOKE). Idempotent: activating the
+ * active version repairs what a crash may have left.
+ */
+int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *to,
+		 const struct cvm_activate_opts *o);
+
+/* Whether ldconfig should run: --no-ldconfig, or CUDNNVM_LDCONFIG set empty, say no. */
+bool cvm_ldconfig_wanted(bool no_ldconfig);
+
+#endif

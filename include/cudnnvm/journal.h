@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_JOURNAL_H
+#define CUDNNVM_JOURNAL_H
+
+/*
+ * The activation journal: STORE/history/cuda-<X.Y>.log, append-only, one
+ * line per switch, fsynced: "time<TAB>user<TAB>kind<TAB>from<TAB>to<TAB>command"
+ * where from/to are ids or "-" and kind is use, rollback, adopt or deactivate.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudnnvm/store.h"
+
+struct cvm_journal_entry {
+	int64_t time;
+	char user[64];
+	char kind[16];
+	char from[160], to[160];
+	char command[512];
+};
+
+/* Appends one entry (time and user filled in here). 0 or -errno (printed). */
+int cvm_journal_append(struct cvm_store *s, const char *cuda, const char *kind,
+		       const char *from, const char *to, int argc, char **argv);
+
+/*
+ * Reads every entry of the toolkit's journal (a missing journal is empty).
+ * Malformed lines (a torn last line after a crash) are skipped. *out is
+ * malloc'd (caller frees).
+ */
+int cvm_journal_read(struct cvm_store *s, const char *cuda, struct cvm_journal_entry **out,
+		     size_t *n);
+
+/*
+ * The version a rollback returns to: the journal is replayed as a stack (use
+ * and adopt push, rollback and deactivate pop); the current one is popped
+ * and the newest remaining id for which still_installed() is true is the
+ * answer. 0 and to filled, or -CVM_E_NOTFOUND.
+ */
+int cvm_journal_previous(const struct cvm_journal_entry *e, size_t n, const char *current,
+			 int (*still_installed)(void *arg, const char *id), void *arg,
+			 char *to, size_t len);
+
+/* The name of the user to record: SUDO_USER under sudo, else the login name. */
+const char *cvm_user_name(void);
+
+#endif

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The platform-neutral half of activation: the STORE/active/cuda-<X.Y> link,
+ * the journal, the smoke check and the automatic rollback. What else a
+ * version needs to be seen by programs is the backend's (activate_linux.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/fault.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/journal.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/smoke.h"
+
+void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d.%d", tk->major, tk->minor);
+}
+
+int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len)
+{
+	char name[64], target[4096];
+	ssize_t k;
+
+	if (cvm_fmt(name, sizeof(name), "active/cuda-%s", cuda) < 0)
+		return -ENAMETOOLONG;
+	k = readlinkat(s->fd, name, target, sizeof(target) - 1);
+	if (k < 0)
+		return -errno;
+	target[k] = '\0';
+	if (strncmp(target, "../versions/", 12) || strchr(target + 12, '/'))
+		return -ENOENT;
+	return cvm_fmt(id, len, "%s", target + 12);
+}
+
+bool cvm_ldconfig_wanted(bool no_ldconfig)
+{
+	const char *e = getenv("CUDNNVM_LDCONFIG");
+
+	return !no_ldconfig && !(e && !*e);
+}
+
+static int set_active(struct cvm_store *s, const char *cuda, const char *to)
+{
+	char name[64], target[256];
+	int r;
+
+	r = cvm_fmt(name, sizeof(name), "active/cuda-%s", cuda);
+	if (r == 0 && to)
+		r = cvm_fmt(target, sizeof(target), "../versions/%s", to);
+	if (r < 0)
+		return r;
+	if (mkdirat(s->fd, "active", 0755) < 0 && errno != EEXIST)
+		return -errno;
+	if (to)
+		r = cvm_symlink_replace_at(s->fd, target, name);
+	else if (unlinkat(s->fd, name, 0) < 0 && errno != ENOENT)
+		r = -errno;
+	if (r == 0) {
+		int fd = openat(s->fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			r = cvm_fsync_dir(fd);
+			close(fd);
+		}
+	}
+	return r;
+}
+
+/* The switch itself, without the smoke check. */
+static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *cuda,
+		     const char *from, const char *to, const struct cvm_activate_opts *o)
+{
+	const struct cvm_backend *be = cvm_backend();
+	struct cvm_switch sw = {
+		.store = &ctx->store, .root = ctx->root, .tk = tk, .cuda = cuda,
+		.from = from, .to = to, .no_ldconfig = o->no_ldconfig,
+	};
+	int r;
+
+	r = be->prepare(&sw);
+	if (r < 0)
+		return r;
+	cvm_fault("use-prepared");
+	if (to) {
+		r = set_active(&ctx->store, cuda, to);
+		if (r < 0)
+			return cvm_err(r, "cannot switch '%s/active/cuda-%s': %s",
+				       cvm_safe(ctx->store.display), cuda, strerror(-r));
+		cvm_fault("use-switched");
+	}
+	r = be->finish(&sw);
+	if (r < 0)
+		return r;
+	if (!to) {
+		r = set_active(&ctx->store, cuda, NULL);
+		if (r < 0)
+			return cvm_err(r, "cannot remove '%s/active/cuda-%s': %s",
+				       cvm_safe(ctx->store.display), cuda, strerror(-r));
+	}
+	cvm_fault("use-finished");
+	if ((from ? from : "")[0] || (to ? to : "")[0]) {
+		if (!from || !to || strcmp(from, to))
+			r = cvm_journal_append(&ctx->store, cuda, o->kind, from, to, o->argc, o->argv);
+	}
+	return r;
+}
+
+int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *to,
+		 const struct cvm_activate_opts *o)
+{
+	char cuda[16], from[160];
+	const char *prev;
+	int r;
+
+	cvm_toolkit_name(tk, cuda, sizeof(cuda));
+	prev = cvm_active_get(&ctx->store, cuda, from, sizeof(from)) == 0 ? from : NULL;
+	r = do_switch(ctx, tk, cuda, prev, to, o);
+	if (r < 0 || !to || o->no_smoke)
+		return r;
+	r = cvm_smoke_loader(ctx, tk, to);
+	if (r != -CVM_E_SMOKE)
+		return r;
+	/* A version that does not load is not left active. */
+	struct cvm_activate_opts back = *o;
+	back.kind = "rollback";
+	back.no_smoke = true;
+	if (prev && strcmp(prev, to))
+		cvm_warn("putting %s back for CUDA %s", prev, cuda);
+	else
+		cvm_warn("deactivating %s for CUDA %s", to, cuda);
+	if (do_switch(ctx, tk, cuda, to, prev && strcmp(prev, to) ? prev : NULL, &back) < 0)
+		cvm_warn("the rollback failed too: run 'cudnnvm use' with a working version");
+	return -CVM_E_SMOKE;
+}

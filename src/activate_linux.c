@@ -1,0 +1,572 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The Linux activation backend: in the toolkit, include/cudnn*.h and
+ * <libdir>/libcudnn* become symlinks through STORE/active/cuda-<X.Y>/, so a
+ * switch between versions with the same file set is the one rename of that
+ * link; ROOT/etc/ld.so.conf.d/cudnnvm-cuda-<X.Y>.conf names its lib folder,
+ * and ldconfig runs only when that file or the set of sonames changes.
+ * What cudnnvm created in each toolkit is listed in
+ * STORE/toolkits/cuda-<X.Y>.links; nothing else is ever replaced or removed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/fault.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/store.h"
+
+/* A set of in-root paths, each with the link body it should have. */
+struct links {
+	char **path, **target;
+	size_t n, cap;
+};
+
+static void links_free(struct links *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->path[i]);
+		free(l->target[i]);
+	}
+	free(l->path);
+	free(l->target);
+	memset(l, 0, sizeof(*l));
+}
+
+static int links_add(struct links *l, const char *path, const char *target)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 32;
+		char **p = realloc(l->path, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->path = p;
+		p = realloc(l->target, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		l->target = p;
+		l->cap = cap;
+	}
+	l->path[l->n] = strdup(path);
+	l->target[l->n] = target ? strdup(target) : NULL;
+	if (!l->path[l->n] || (target && !l->target[l->n])) {
+		free(l->path[l->n]);
+		free(l->target[l->n]);
+		return -ENOMEM;
+	}
+	l->n++;
+	return 0;
+}
+
+static ssize_t links_find(const struct links *l, const char *path)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->path[i], path))
+			return (ssize_t)i;
+	return -1;
+}
+
+static int host_path(const struct cvm_switch *sw, char *buf, size_t len, const char *inner)
+{
+	return cvm_fmt(buf, len, "%s%s", sw->root, inner);
+}
+
+/* The toolkit's real include and library folders, as seen inside the root. */
+static int toolkit_dirs(const struct cvm_switch *sw, char *inc, char *lib, size_t len)
+{
+	char p[PATH_MAX];
+	int r;
+
+	r = cvm_fmt(p, sizeof(p), "%s/include", sw->tk->display);
+	if (r == 0)
+		r = cvm_resolve_in_root(sw->root, p, inc, len);
+	if (r < 0)
+		return cvm_err(r, "toolkit '%s' has no include folder: %s",
+			       cvm_safe(sw->tk->display), strerror(-r));
+	r = cvm_fmt(p, sizeof(p), "%s/lib64", sw->tk->display);
+	if (r == 0 && cvm_resolve_in_root(sw->root, p, lib, len) == 0)
+		return 0;
+	r = cvm_fmt(p, sizeof(p), "%s/lib", sw->tk->display);
+	if (r == 0)
+		r = cvm_resolve_in_root(sw->root, p, lib, len);
+	if (r < 0)
+		return cvm_err(r, "toolkit '%s' has no lib64 or lib folder: %s",
+			       cvm_safe(sw->tk->display), strerror(-r));
+	return 0;
+}
+
+/*
+ * The body of a link at dir/<name> to STORE/active/cuda-X.Y/<sub>/<name>:
+ * relative when the store lies inside the root (so that it resolves both
+ * from inside and from outside the root), else the store's absolute path.
+ */
+static int link_body(const struct cvm_switch *sw, const char *dir, const char *sub,
+		     const char *name, char *buf, size_t len)
+{
+	bool inside = !sw->root[0] || strcmp(sw->store->path, sw->store->display);
+	size_t o = 0;
+
+	if (!inside)
+		return cvm_fmt(buf, len, "%s/active/cuda-%s/%s/%s", sw->store->path, sw->cuda,
+			       sub, name);
+	buf[0] = '\0';
+	for (const char *p = dir; *p; p++) {
+		if (*p != '/' || !p[1])
+			continue;
+		if (o + 4 >= len)
+			return -ENAMETOOLONG;
+		memcpy(buf + o, "../", 4);
+		o += 3;
+	}
+	return cvm_fmt(buf + o, len - o, "%s/active/cuda-%s/%s/%s", sw->store->display + 1,
+		       sw->cuda, sub, name);
+}
+
+/* The links a version needs in this toolkit. */
+static int wanted(const struct cvm_switch *sw, const char *id, struct links *out)
+{
+	static const struct { const char *sub, *prefix; } parts[] = {
+		{ "include", "cudnn" }, { "lib", "libcudnn" },
+	};
+	char inc[PATH_MAX], lib[PATH_MAX], path[PATH_MAX], body[PATH_MAX], vdir[PATH_MAX];
+	int r;
+
+	if (!id || !*id)
+		return 0;
+	r = toolkit_dirs(sw, inc, lib, sizeof(inc));
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < 2; i++) {
+		DIR *d;
+		struct dirent *de;
+		const char *dir = i ? lib : inc;
+		int fd;
+
+		r = cvm_fmt(vdir, sizeof(vdir), "versions/%s/%s", id, parts[i].sub);
+		if (r < 0)
+			return r;
+		fd = openat(sw->store->fd, vdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			return cvm_err(-errno, "cannot read %s/%s: %s", id, parts[i].sub, strerror(errno));
+		d = fdopendir(fd);
+		if (!d) {
+			close(fd);
+			return -errno;
+		}
+		while ((de = readdir(d))) {
+			if (strncmp(de->d_name, parts[i].prefix, strlen(parts[i].prefix)))
+				continue;
+			r = cvm_fmt(path, sizeof(path), "%s/%s", dir, de->d_name);
+			if (r == 0)
+				r = link_body(sw, dir, parts[i].sub, de->d_name, body, sizeof(body));
+			if (r == 0)
+				r = links_add(out, path, body);
+			if (r < 0)
+				break;
+		}
+		closedir(d);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+static int record_name(const struct cvm_switch *sw, char *buf, size_t len)
+{
+	return cvm_fmt(buf, len, "toolkits/cuda-%s.links", sw->cuda);
+}
+
+/* The links cudnnvm made in this toolkit (a missing record is none). */
+static int read_record(const struct cvm_switch *sw, struct links *out)
+{
+	char name[128], *buf = NULL, *line, *save = NULL;
+	int r;
+
+	r = record_name(sw, name, sizeof(name));
+	if (r < 0)
+		return r;
+	r = cvm_read_file_at(sw->store->fd, name, 16 << 20, &buf, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(sw->store->display), name,
+			       strerror(-r));
+	for (line = strtok_r(buf, "\n", &save); line && r == 0; line = strtok_r(NULL, "\n", &save))
+		if (line[0] == '/')
+			r = links_add(out, line, NULL);
+	free(buf);
+	return r;
+}
+
+static int write_record(const struct cvm_switch *sw, const struct links *a, const struct links *b)
+{
+	char name[128], *text = NULL;
+	size_t len = 0, cap = 0;
+	int r;
+
+	r = record_name(sw, name, sizeof(name));
+	if (r < 0)
+		return r;
+	if (mkdirat(sw->store->fd, "toolkits", 0755) < 0 && errno != EEXIST)
+		return -errno;
+	for (int k = 0; k < 2; k++) {
+		const struct links *l = k ? b : a;
+		for (size_t i = 0; l && i < l->n; i++) {
+			size_t need = strlen(l->path[i]) + 2;
+			if (k && a && links_find(a, l->path[i]) >= 0)
+				continue;
+			if (len + need + 1 > cap) {
+				cap = (len + need + 1) * 2;
+				char *t = realloc(text, cap);
+				if (!t) {
+					free(text);
+					return -ENOMEM;
+				}
+				text = t;
+			}
+			len += (size_t)sprintf(text + len, "%s\n", l->path[i]);
+		}
+	}
+	if (!len) {
+		free(text);
+		return unlinkat(sw->store->fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	}
+	r = cvm_write_file_at(sw->store->fd, name, text, len, 0644);
+	free(text);
+	return r;
+}
+
+/* Whether the object at the in-root path is a symlink with the given body. */
+static int link_state(const struct cvm_switch *sw, const char *path, const char *body)
+{
+	char host[PATH_MAX], got[PATH_MAX];
+	struct stat st;
+	ssize_t k;
+
+	if (host_path(sw, host, sizeof(host), path) < 0)
+		return -ENAMETOOLONG;
+	if (lstat(host, &st) < 0)
+		return errno == ENOENT ? 0 : -errno;	/* 0: absent */
+	if (!S_ISLNK(st.st_mode))
+		return 2;				/* 2: something else */
+	k = readlink(host, got, sizeof(got) - 1);
+	if (k < 0)
+		return -errno;
+	got[k] = '\0';
+	return body && !strcmp(got, body) ? 1 : 3;	/* 1: ours as wanted, 3: another link */
+}
+
+static int prepare(const struct cvm_switch *sw)
+{
+	struct links want = { 0 }, have = { 0 };
+	char host[PATH_MAX];
+	const char *conflict = NULL;
+	size_t conflicts = 0;
+	int r;
+
+	r = wanted(sw, sw->to, &want);
+	if (r == 0)
+		r = read_record(sw, &have);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < want.n; i++) {
+		int st = link_state(sw, want.path[i], want.target[i]);
+		if (st < 0) {
+			r = cvm_err(st, "cannot inspect '%s': %s", cvm_safe(want.path[i]), strerror(-st));
+			goto out;
+		}
+		if (st >= 2 && links_find(&have, want.path[i]) < 0) {
+			if (!conflict)
+				conflict = want.path[i];
+			conflicts++;
+		}
+	}
+	if (conflict) {
+		r = cvm_err(-CVM_E_CONFLICT, "'%s'%s was not created by cudnnvm: nothing changed; "
+			    "'cudnnvm adopt --cuda %s' brings a hand-copied cuDNN under management",
+			    cvm_safe(conflict), conflicts > 1 ? " (and others)" : "", sw->cuda);
+		goto out;
+	}
+	/* Recorded before made: a crash can leave a record of a link not made, never the reverse. */
+	r = write_record(sw, &have, &want);
+	if (r < 0) {
+		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, strerror(-r));
+		goto out;
+	}
+	for (size_t i = 0; i < want.n; i++) {
+		int st = link_state(sw, want.path[i], want.target[i]);
+		if (st == 1)
+			continue;
+		r = host_path(sw, host, sizeof(host), want.path[i]);
+		if (r == 0 && st == 0 && symlink(want.target[i], host) < 0)
+			r = -errno;
+		else if (r == 0 && st == 3) {
+			/* One of ours with another body (a store that moved): replaced atomically. */
+			char dir[PATH_MAX], *slash;
+			snprintf(dir, sizeof(dir), "%s", host);
+			slash = strrchr(dir, '/');
+			*slash = '\0';
+			int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			r = dfd < 0 ? -errno : cvm_symlink_replace_at(dfd, want.target[i], slash + 1);
+			if (dfd >= 0)
+				close(dfd);
+		} else if (r == 0 && st == 2) {
+			r = -EEXIST;	/* recorded as ours but a file now: never overwritten */
+		}
+		if (r < 0) {
+			r = cvm_err(r, "cannot create the link '%s': %s", cvm_safe(want.path[i]),
+				    strerror(-r));
+			goto out;
+		}
+	}
+out:
+	links_free(&want);
+	links_free(&have);
+	return r;
+}
+
+/* The sonames (libcudnn*.so.<N>) a version provides, as one sorted, comma-joined string. */
+static void sonames(const struct cvm_switch *sw, const char *id, char *buf, size_t len)
+{
+	struct links l = { 0 };
+	char dir[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int fd;
+
+	buf[0] = '\0';
+	if (!id || !*id || cvm_fmt(dir, sizeof(dir), "versions/%s/lib", id) < 0)
+		return;
+	fd = openat(sw->store->fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		const char *so = strstr(de->d_name, ".so.");
+		if (!so || strncmp(de->d_name, "libcudnn", 8) || !so[4] ||
+		    strspn(so + 4, "0123456789") != strlen(so + 4))
+			continue;
+		links_add(&l, de->d_name, NULL);
+	}
+	closedir(d);
+	/* Sorted, so that two versions with one set compare equal. */
+	for (size_t i = 0; i < l.n; i++)
+		for (size_t j = i + 1; j < l.n; j++)
+			if (strcmp(l.path[j], l.path[i]) < 0) {
+				char *t = l.path[i];
+				l.path[i] = l.path[j];
+				l.path[j] = t;
+			}
+	for (size_t i = 0, o = 0; i < l.n; i++) {
+		int k = snprintf(buf + o, len - o, "%s%s", i ? "," : "", l.path[i]);
+		if (k < 0 || (size_t)k >= len - o)
+			break;
+		o += (size_t)k;
+	}
+	links_free(&l);
+}
+
+static int run_ldconfig(const struct cvm_switch *sw)
+{
+	const char *prog = getenv("CUDNNVM_LDCONFIG");
+	char *argv[4] = { NULL };
+	pid_t pid;
+	int status;
+
+	if (!prog)
+		prog = access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig";
+	argv[0] = (char *)prog;
+	if (sw->root[0]) {
+		argv[1] = (char *)"-r";
+		argv[2] = (char *)sw->root;
+	}
+	cvm_verbose("running %s%s%s", prog, sw->root[0] ? " -r " : "", sw->root);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		execv(prog, argv);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		cvm_warn("'%s' failed (status %d): the loader cache may be stale until it runs",
+			 prog, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return 0;
+	}
+	return 0;
+}
+
+/* Warns when another toolkit's active version provides one of the same sonames. */
+static void warn_shared_sonames(const struct cvm_switch *sw, const char *mine)
+{
+	DIR *d;
+	struct dirent *de;
+	char theirs[4096], id[160], cuda[32];
+	int fd;
+
+	fd = openat(sw->store->fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || !(d = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "cuda-", 5) || !strcmp(de->d_name + 5, sw->cuda) ||
+		    strchr(de->d_name, '.') == NULL || strstr(de->d_name, ".tmp."))
+			continue;
+		snprintf(cuda, sizeof(cuda), "%s", de->d_name + 5);
+		if (cvm_active_get(sw->store, cuda, id, sizeof(id)) < 0)
+			continue;
+		struct cvm_switch other = *sw;
+		other.cuda = cuda;
+		sonames(&other, id, theirs, sizeof(theirs));
+		for (char *p = theirs, *q; *p; p = *q ? q + 1 : q) {
+			q = strchrnul(p, ',');
+			char one[256];
+			snprintf(one, sizeof(one), "%.*s", (int)(q - p), p);
+			const char *hit = strstr(mine, one);
+			size_t ol = strlen(one);
+			if (!hit || (hit != mine && hit[-1] != ',') || (hit[ol] && hit[ol] != ','))
+				continue;
+			/* ld.so.conf.d is read in name order: the first folder with a soname wins. */
+			bool first = strcmp(sw->cuda, cuda) < 0;
+			cvm_warn("%s is provided by the active versions of both CUDA %s and CUDA %s; "
+				 "the loader cache resolves it to CUDA %s's (cudnnvm-cuda-%s.conf "
+				 "is read first); programs that need the other should use its "
+				 "toolkit's lib folder or 'cudnnvm env'", one, sw->cuda, cuda,
+				 first ? sw->cuda : cuda, first ? sw->cuda : cuda);
+			break;
+		}
+	}
+	closedir(d);
+}
+
+static int update_loader(const struct cvm_switch *sw)
+{
+	char dir[PATH_MAX], name[64], want[PATH_MAX], *have = NULL, before[4096], after[4096];
+	bool changed = false;
+	int dfd, r;
+
+	r = cvm_fmt(dir, sizeof(dir), "%s/etc/ld.so.conf.d", sw->root);
+	if (r == 0)
+		r = cvm_fmt(name, sizeof(name), "cudnnvm-cuda-%s.conf", sw->cuda);
+	if (r == 0)
+		r = cvm_fmt(want, sizeof(want), "%s/active/cuda-%s/lib\n", sw->store->display, sw->cuda);
+	if (r < 0)
+		return r;
+	r = cvm_mkdir_p_at(AT_FDCWD, dir, 0755);
+	dfd = r < 0 ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return cvm_err(r < 0 ? r : -errno, "cannot open '%s/etc/ld.so.conf.d': %s",
+			       cvm_safe(sw->root), strerror(r < 0 ? -r : errno));
+	if (cvm_read_file_at(dfd, name, 1 << 16, &have, NULL) < 0)
+		have = NULL;
+	if (sw->to && *sw->to) {
+		if (!have || strcmp(have, want)) {
+			r = cvm_write_file_at(dfd, name, want, strlen(want), 0644);
+			changed = true;
+		}
+	} else if (have) {
+		r = unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+		changed = true;
+	}
+	free(have);
+	close(dfd);
+	if (r < 0)
+		return cvm_err(r, "cannot write '/etc/ld.so.conf.d/%s': %s", name, strerror(-r));
+	sonames(sw, sw->from, before, sizeof(before));
+	sonames(sw, sw->to, after, sizeof(after));
+	if (after[0])
+		warn_shared_sonames(sw, after);
+	/* The cache records paths through the stable link: same sonames, nothing to redo. */
+	if (!changed && !strcmp(before, after)) {
+		cvm_verbose("loader cache unchanged (same sonames): ldconfig not needed");
+		return 0;
+	}
+	if (!cvm_ldconfig_wanted(sw->no_ldconfig)) {
+		cvm_verbose("ldconfig skipped");
+		return 0;
+	}
+	return run_ldconfig(sw);
+}
+
+static int finish(const struct cvm_switch *sw)
+{
+	struct links want = { 0 }, have = { 0 };
+	char host[PATH_MAX];
+	int r;
+
+	r = wanted(sw, sw->to, &want);
+	if (r == 0)
+		r = read_record(sw, &have);
+	if (r < 0)
+		goto out;
+	for (size_t i = 0; i < have.n; i++) {
+		if (links_find(&want, have.path[i]) >= 0)
+			continue;
+		/* Only links: a file that took the place of one of ours is not ours. */
+		int st = link_state(sw, have.path[i], NULL);
+		if (st == 2) {
+			cvm_warn("'%s' is no longer a link made by cudnnvm: left as it is",
+				 cvm_safe(have.path[i]));
+			continue;
+		}
+		if (st == 3 && host_path(sw, host, sizeof(host), have.path[i]) == 0 &&
+		    unlink(host) < 0 && errno != ENOENT) {
+			r = cvm_err(-errno, "cannot remove the link '%s': %s", cvm_safe(have.path[i]),
+				    strerror(errno));
+			goto out;
+		}
+		cvm_fault("use-unlinking");
+	}
+	r = write_record(sw, NULL, &want);
+	if (r < 0) {
+		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, strerror(-r));
+		goto out;
+	}
+	r = update_loader(sw);
+out:
+	links_free(&want);
+	links_free(&have);
+	return r;
+}
+
+static int managed(const struct cvm_switch *sw, char ***paths, size_t *n)
+{
+	struct links have = { 0 };
+	int r = read_record(sw, &have);
+
+	free(have.target);
+	*paths = r < 0 ? NULL : have.path;
+	*n = r < 0 ? 0 : have.n;
+	if (r < 0)
+		cvm_strv_free(have.path, have.n);
+	return r;
+}
+
+static const struct cvm_backend linux_backend = {
+	.name = "linux",
+	.prepare = prepare,
+	.finish = finish,
+	.managed = managed,
+};
+
+const struct cvm_backend *cvm_backend(void)
+{
+	return &linux_backend;
+}

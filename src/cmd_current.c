@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+/* current: the active version per toolkit. A reader: never locks. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/cli.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/store.h"
+#include "cudnnvm/toolkit.h"
+
+int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cvm_toolkit *t = NULL;
+	const char *cuda_arg = NULL;
+	cvm_json *doc = NULL, *arr = NULL;
+	size_t n = 0, shown = 0;
+	char cuda[16], id[160], ver[64], plat[64];
+	int c, r, major;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		if (c == 'c') {
+			cuda_arg = optarg;
+			continue;
+		}
+		return cvm_usage_bad_option("current", argv);
+	}
+	if (optind != argc)
+		return cvm_usage("current", "unexpected argument '%s'", cvm_safe(argv[optind]));
+	if (cuda_arg) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		r = cvm_toolkit_select(ctx->root, cuda_arg, t);
+		if (r < 0) {
+			free(t);
+			return r;
+		}
+		n = 1;
+	} else {
+		r = cvm_toolkits_find(ctx->root, &t, &n);
+		if (r < 0)
+			return r;
+	}
+	if (cvm_out.json) {
+		doc = cvm_json_object();
+		arr = cvm_json_array();
+		if (!doc || !arr || cvm_json_set(doc, "active", arr) < 0) {
+			cvm_json_free(arr);
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		cvm_toolkit_name(&t[i], cuda, sizeof(cuda));
+		if (!ctx->store_open || cvm_active_get(&ctx->store, cuda, id, sizeof(id)) < 0)
+			id[0] = '\0';
+		if (!id[0] && !cuda_arg)
+			continue;
+		shown++;
+		if (id[0] && cvm_store_parse_id(id, ver, sizeof(ver), &major, plat, sizeof(plat)) < 0)
+			ver[0] = '\0';
+		if (!cvm_out.json) {
+			cvm_info("CUDA %-6s %-28s %s", cuda, t[i].display, id[0] ? id : "(none)");
+			continue;
+		}
+		cvm_json *o = cvm_json_object();
+		cvm_json_set(o, "cuda", cvm_json_string(cuda));
+		cvm_json_set(o, "toolkit", cvm_json_string(t[i].display));
+		cvm_json_set(o, "id", cvm_json_string(id[0] ? id : NULL));
+		cvm_json_set(o, "version", cvm_json_string(id[0] ? ver : NULL));
+		cvm_json_append(arr, o);
+	}
+	if (doc)
+		r = cvm_json_print(doc);
+	else if (!shown)
+		cvm_info("no cuDNN is active for any toolkit (see 'cudnnvm use')");
+out:
+	cvm_json_free(doc);
+	cvm_toolkits_free(t, n);
+	return r;
+}

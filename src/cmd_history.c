@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/* history: the activation journal of one or every toolkit. A reader: never locks. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cudnnvm/cli.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/journal.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/version.h"
+
+static int show(struct cvm_ctx *ctx, const char *cuda, cvm_json *arr)
+{
+	struct cvm_journal_entry *e = NULL;
+	size_t n = 0;
+	char when[32];
+	int r;
+
+	r = cvm_journal_read(&ctx->store, cuda, &e, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		time_t t = (time_t)e[i].time;
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+		if (!arr) {
+			cvm_info("%s  %-8s CUDA %-5s %-10s %s -> %s  (%s)", when, e[i].user, cuda,
+				 e[i].kind, e[i].from[0] ? e[i].from : "(none)",
+				 e[i].to[0] ? e[i].to : "(none)", e[i].command);
+			continue;
+		}
+		cvm_json *o = cvm_json_object();
+		cvm_json_set(o, "time", cvm_json_integer(e[i].time));
+		cvm_json_set(o, "user", cvm_json_string(e[i].user));
+		cvm_json_set(o, "cuda", cvm_json_string(cuda));
+		cvm_json_set(o, "kind", cvm_json_string(e[i].kind));
+		cvm_json_set(o, "from", cvm_json_string(e[i].from[0] ? e[i].from : NULL));
+		cvm_json_set(o, "to", cvm_json_string(e[i].to[0] ? e[i].to : NULL));
+		cvm_json_set(o, "command", cvm_json_string(e[i].command));
+		cvm_json_append(arr, o);
+	}
+	free(e);
+	return 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cvm_cmd_history(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	const char *cuda = NULL;
+	cvm_json *doc = NULL, *arr = NULL;
+	char *names[256];
+	size_t n = 0;
+	int c, r = 0, major, minor;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		if (c == 'c' && cvm_cuda_parse(optarg, &major, &minor) == 0 && minor >= 0) {
+			cuda = optarg;
+			continue;
+		}
+		if (c == 'c')
+			return cvm_usage("history", "--cuda '%s': expected X.Y, e.g. 12.4", cvm_safe(optarg));
+		return cvm_usage_bad_option("history", argv);
+	}
+	if (optind != argc)
+		return cvm_usage("history", "unexpected argument '%s'", cvm_safe(argv[optind]));
+	if (cvm_out.json) {
+		doc = cvm_json_object();
+		arr = cvm_json_array();
+		if (!doc || !arr || cvm_json_set(doc, "history", arr) < 0) {
+			cvm_json_free(arr);
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	if (!ctx->store_open)
+		goto done;
+	if (cuda) {
+		r = show(ctx, cuda, arr);
+		goto done;
+	}
+	int fd = openat(ctx->store.fd, "history", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	struct dirent *de;
+	while (d && (de = readdir(d)) && n < sizeof(names) / sizeof(names[0])) {
+		size_t l = strlen(de->d_name);
+		if (strncmp(de->d_name, "cuda-", 5) || l < 10 || strcmp(de->d_name + l - 4, ".log"))
+			continue;
+		names[n] = strndup(de->d_name + 5, l - 9);
+		if (names[n])
+			n++;
+	}
+	if (d)
+		closedir(d);
+	else if (fd >= 0)
+		close(fd);
+	qsort(names, n, sizeof(names[0]), cmp_str);
+	for (size_t i = 0; i < n && r == 0; i++)
+		r = show(ctx, names[i], arr);
+done:
+	if (r == 0 && doc)
+		r = cvm_json_print(doc);
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	cvm_json_free(doc);
+	return r;
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/* rollback: re-activate the version that was active before the current one. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/cli.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/journal.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/store.h"
+
+static int installed(void *arg, const char *id)
+{
+	return cvm_store_has(arg, id);
+}
+
+int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		{ "no-smoke", no_argument, NULL, 'S' },
+		{ "no-ldconfig", no_argument, NULL, 'L' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cvm_activate_opts o = { .kind = "rollback", .argc = argc, .argv = argv };
+	struct cvm_journal_entry *e = NULL;
+	struct cvm_toolkit tk = { 0 };
+	const char *cuda_arg = NULL;
+	char cuda[16], cur[160] = "", to[160];
+	size_t n = 0;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		switch (c) {
+		case 'c':
+			cuda_arg = optarg;
+			break;
+		case 'S':
+			o.no_smoke = true;
+			break;
+		case 'L':
+			o.no_ldconfig = true;
+			break;
+		default:
+			return cvm_usage_bad_option("rollback", argv);
+		}
+	}
+	if (optind != argc)
+		return cvm_usage("rollback", "unexpected argument '%s'", cvm_safe(argv[optind]));
+	r = cvm_cli_refuse_user(ctx, "rollback");
+	if (r == 0)
+		r = cvm_toolkit_select(ctx->root, cuda_arg, &tk);
+	if (r < 0)
+		return r;
+	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
+	if (cvm_active_get(&ctx->store, cuda, cur, sizeof(cur)) < 0)
+		cur[0] = '\0';
+	r = cvm_journal_read(&ctx->store, cuda, &e, &n);
+	if (r < 0)
+		goto out;
+	r = cvm_journal_previous(e, n, cur[0] ? cur : NULL, installed, &ctx->store, to, sizeof(to));
+	if (r == -CVM_E_NOTFOUND) {
+		r = cvm_err(r, "nothing to roll back to for CUDA %s: the journal has no earlier "
+			    "version that is still installed (see 'cudnnvm history --cuda %s')",
+			    cuda, cuda);
+		goto out;
+	}
+	if (r < 0)
+		goto out;
+	r = cvm_activate(ctx, &tk, to, &o);
+	if (r < 0)
+		goto out;
+	if (cvm_out.json) {
+		cvm_json *j = cvm_json_object();
+		cvm_json_set(j, "cuda", cvm_json_string(cuda));
+		cvm_json_set(j, "id", cvm_json_string(to));
+		cvm_json_set(j, "previous", cvm_json_string(cur[0] ? cur : NULL));
+		r = cvm_json_print(j);
+		cvm_json_free(j);
+	} else {
+		cvm_info("CUDA %s (%s) rolled back to %s%s%s", cuda, tk.display, to,
+			 cur[0] ? ", was " : "", cur);
+	}
+out:
+	free(e);
+	cvm_toolkit_release(&tk);
+	return r;
+}

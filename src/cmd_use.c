@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/* use: activate an installed version for one CUDA toolkit, then the smoke test. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/cli.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/manifest.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/store.h"
+#include "cudnnvm/toolkit.h"
+
+int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		{ "no-smoke", no_argument, NULL, 'S' },
+		{ "no-ldconfig", no_argument, NULL, 'L' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cvm_activate_opts o = { .kind = "use", .argc = argc, .argv = argv };
+	struct cvm_toolkit tk = { 0 };
+	const char *cuda_arg = NULL;
+	char cuda[16], id[160], before[160];
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		switch (c) {
+		case 'c':
+			cuda_arg = optarg;
+			break;
+		case 'S':
+			o.no_smoke = true;
+			break;
+		case 'L':
+			o.no_ldconfig = true;
+			break;
+		default:
+			return cvm_usage_bad_option("use", argv);
+		}
+	}
+	if (optind + 1 != argc)
+		return cvm_usage("use", "one VERSION is needed, e.g. 9.1");
+	r = cvm_cli_refuse_user(ctx, "use");
+	if (r < 0)
+		return r;
+	r = cvm_toolkit_select(ctx->root, cuda_arg, &tk);
+	if (r < 0)
+		return r;
+	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
+	r = cvm_store_resolve(&ctx->store, argv[optind], tk.major, cuda, cvm_host_platform(), id,
+			      sizeof(id));
+	if (r < 0)
+		goto out;
+	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
+		before[0] = '\0';
+	r = cvm_activate(ctx, &tk, id, &o);
+	if (r < 0)
+		goto out;
+	if (cvm_out.json) {
+		cvm_json *j = cvm_json_object();
+		cvm_json_set(j, "cuda", cvm_json_string(cuda));
+		cvm_json_set(j, "toolkit", cvm_json_string(tk.display));
+		cvm_json_set(j, "id", cvm_json_string(id));
+		cvm_json_set(j, "previous", cvm_json_string(before[0] ? before : NULL));
+		r = cvm_json_print(j);
+		cvm_json_free(j);
+	} else if (!strcmp(before, id)) {
+		cvm_info("%s was already active for CUDA %s (%s); its links are in order", id, cuda,
+			 tk.display);
+	} else {
+		cvm_info("CUDA %s (%s) now uses %s%s%s", cuda, tk.display, id,
+			 before[0] ? ", was " : "", before);
+	}
+out:
+	cvm_toolkit_release(&tk);
+	return r;
+}

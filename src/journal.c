@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/journal.h"
+#include "cudnnvm/out.h"
+
+const char *cvm_user_name(void)
+{
+	const char *s = getenv("SUDO_USER");
+	struct passwd *pw;
+
+	if (getuid() == 0 && s && *s)
+		return s;
+	pw = getpwuid(getuid());
+	return pw ? pw->pw_name : "unknown";
+}
+
+/* Tabs and newlines would break the line format: they become spaces. */
+static void clean(char *dst, size_t len, const char *src)
+{
+	size_t i;
+
+	for (i = 0; src && src[i] && i + 1 < len; i++)
+		dst[i] = ((unsigned char)src[i] < 0x20 || src[i] == 0x7f) ? ' ' : src[i];
+	dst[i] = '\0';
+}
+
+int cvm_journal_append(struct cvm_store *s, const char *cuda, const char *kind,
+		       const char *from, const char *to, int argc, char **argv)
+{
+	char name[64], line[1400], cmd[512] = "", user[64], part[512];
+	size_t o = 0;
+	int fd, r;
+
+	for (int i = 0; i < argc && o + 2 < sizeof(cmd); i++) {
+		clean(part, sizeof(part), argv[i]);
+		o += (size_t)snprintf(cmd + o, sizeof(cmd) - o, "%s%s", i ? " " : "", part);
+	}
+	if (o >= sizeof(cmd))
+		cmd[sizeof(cmd) - 1] = '\0';
+	clean(user, sizeof(user), cvm_user_name());
+	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
+	if (r == 0)
+		r = cvm_fmt(line, sizeof(line), "%lld\t%s\t%s\t%s\t%s\t%s\n", (long long)time(NULL),
+			    user, kind, from && *from ? from : "-", to && *to ? to : "-", cmd);
+	if (r < 0)
+		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
+		return cvm_err(-errno, "cannot write the journal in '%s': %s", cvm_safe(s->display),
+			       strerror(errno));
+	fd = openat(s->fd, name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return cvm_err(-errno, "cannot open '%s/%s': %s", cvm_safe(s->display), name,
+			       strerror(errno));
+	/* One write of one line: O_APPEND keeps concurrent readers seeing whole lines. */
+	r = cvm_write_all(fd, line, strlen(line));
+	if (r == 0 && fsync(fd) < 0)
+		r = -errno;
+	close(fd);
+	if (r < 0)
+		return cvm_err(r, "cannot write '%s/%s': %s", cvm_safe(s->display), name,
+			       strerror(-r));
+	return 0;
+}
+
+static int parse_line(char *line, struct cvm_journal_entry *e)
+{
+	char *f[6], *save = NULL, *end;
+	int i;
+
+	for (i = 0; i < 6; i++) {
+		f[i] = strtok_r(i ? NULL : line, "\t", &save);
+		if (!f[i])
+			return i == 5 ? (f[5] = "", 0) : -1;
+	}
+	memset(e, 0, sizeof(*e));
+	e->time = strtoll(f[0], &end, 10);
+	if (*end)
+		return -1;
+	snprintf(e->user, sizeof(e->user), "%s", f[1]);
+	snprintf(e->kind, sizeof(e->kind), "%s", f[2]);
+	snprintf(e->from, sizeof(e->from), "%s", strcmp(f[3], "-") ? f[3] : "");
+	snprintf(e->to, sizeof(e->to), "%s", strcmp(f[4], "-") ? f[4] : "");
+	snprintf(e->command, sizeof(e->command), "%s", f[5]);
+	return 0;
+}
+
+int cvm_journal_read(struct cvm_store *s, const char *cuda, struct cvm_journal_entry **out,
+		     size_t *n)
+{
+	struct cvm_journal_entry *v = NULL, e;
+	char name[64], *buf = NULL, *line, *save = NULL;
+	size_t cnt = 0, cap = 0, len;
+	int r;
+
+	*out = NULL;
+	*n = 0;
+	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
+	if (r < 0)
+		return r;
+	r = cvm_read_file_at(s->fd, name, 64 << 20, &buf, &len);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(s->display), name, strerror(-r));
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char copy[2048];
+		snprintf(copy, sizeof(copy), "%s", line);
+		if (parse_line(copy, &e) < 0)
+			continue;
+		if (cnt == cap) {
+			cap = cap ? cap * 2 : 32;
+			struct cvm_journal_entry *nv = realloc(v, cap * sizeof(*v));
+			if (!nv) {
+				free(v);
+				free(buf);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[cnt++] = e;
+	}
+	free(buf);
+	*out = v;
+	*n = cnt;
+	return 0;
+}
+
+int cvm_journal_previous(const struct cvm_journal_entry *e, size_t n, const char *current,
+			 int (*still_installed)(void *arg, const char *id), void *arg,
+			 char *to, size_t len)
+{
+	const char **stack;
+	size_t depth = 0;
+	int r = -CVM_E_NOTFOUND;
+
+	stack = calloc(n + 1, sizeof(*stack));
+	if (!stack)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(e[i].kind, "use") || !strcmp(e[i].kind, "adopt")) {
+			if (e[i].to[0])
+				stack[depth++] = e[i].to;
+		} else if (depth) {
+			depth--;	/* rollback, deactivate */
+		}
+	}
+	/* The top is the current version (unless the journal lost track): drop it. */
+	while (depth && current && !strcmp(stack[depth - 1], current))
+		depth--;
+	while (depth) {
+		const char *id = stack[--depth];
+		if ((!current || strcmp(id, current)) && still_installed(arg, id)) {
+			r = cvm_fmt(to, len, "%s", id);
+			break;
+		}
+	}
+	free(stack);
+	return r;
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/manifest.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/select.h"
+#include "cudnnvm/store.h"
+#include "cudnnvm/toolkit.h"
+#include "cudnnvm/version.h"
+
+int cvm_pin_parse(const char *text, size_t len, char *spec, size_t spec_len)
+{
+	const char *p = text, *end = text + len;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *s, *e;
+		struct cvm_version v;
+		char buf[160], ver[64], plat[64];
+		int major;
+
+		if (!eol)
+			eol = end;
+		s = p;
+		e = eol;
+		p = eol + 1;
+		while (s < e && (*s == ' ' || *s == '\t' || *s == '\r'))
+			s++;
+		while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+			e--;
+		if (s == e || *s == '#')
+			continue;
+		if ((size_t)(e - s) >= sizeof(buf) || (size_t)(e - s) >= spec_len)
+			return -CVM_E_VERSION;
+		memcpy(buf, s, (size_t)(e - s));
+		buf[e - s] = '\0';
+		if (memchr(buf, '\0', (size_t)(e - s)) ||
+		    (cvm_version_parse(buf, &v) < 0 &&
+		     cvm_store_parse_id(buf, ver, sizeof(ver), &major, plat, sizeof(plat)) < 0) ||
+		    (strchr(buf, '/') || strchr(buf, ' ')))
+			return -CVM_E_VERSION;
+		memcpy(spec, buf, (size_t)(e - s) + 1);
+		return 0;
+	}
+	return -CVM_E_VERSION;
+}
+
+int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_t file_len)
+{
+	char path[PATH_MAX], *buf = NULL;
+	size_t len;
+	int r;
+
+	r = cvm_fmt(path, sizeof(path), "%s", dir);
+	if (r < 0)
+		return 0;
+	for (;;) {
+		char f[PATH_MAX + 32];
+		char *slash;
+		snprintf(f, sizeof(f), "%s/.cudnn-version", strcmp(path, "/") ? path : "");
+		r = cvm_read_file_at(AT_FDCWD, f, 4096, &buf, &len);
+		if (r == 0) {
+			r = cvm_pin_parse(buf, len, spec, spec_len);
+			free(buf);
+			if (r < 0)
+				return cvm_err(-CVM_E_USAGE, "'%s': expected a cuDNN version such as 9.1 "
+					       "on its first line", cvm_safe(f));
+			snprintf(file, file_len, "%s", f);
+			return 1;
+		}
+		if (r != -ENOENT && r != -ENOTDIR)
+			return cvm_err(r, "cannot read '%s': %s", cvm_safe(f), strerror(-r));
+		slash = strrchr(path, '/');
+		if (!slash || !strcmp(path, "/"))
+			return 0;
+		if (slash == path)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+}
+
+int cvm_select_version(struct cvm_ctx *ctx, const char *spec, const char *cuda, char *id,
+		       size_t id_len, char *dir, size_t dir_len)
+{
+	struct cvm_toolkit *all = NULL, tk = { 0 };
+	char pin[160], file[PATH_MAX], cwd[PATH_MAX], name[16];
+	char **ids = NULL;
+	size_t n = 0, nall = 0;
+	bool have_tk = false;
+	int r, def;
+
+	if (!ctx->store_open)
+		return cvm_err(-CVM_E_NOTFOUND, "nothing is installed in '%s' yet",
+			       cvm_safe(ctx->store.display ? ctx->store.display : "the store"));
+	if (cuda) {
+		r = cvm_toolkit_select(ctx->root, cuda, &tk);
+		if (r < 0)
+			return r;
+		have_tk = true;
+	} else if (cvm_toolkits_find(ctx->root, &all, &nall) == 0 &&
+		   (def = cvm_toolkit_default(ctx->root, all, nall)) >= 0) {
+		tk = all[def];
+		memset(&all[def], 0, sizeof(all[def]));
+		have_tk = true;
+	}
+	if (!spec && getcwd(cwd, sizeof(cwd))) {
+		r = cvm_pin_find(cwd, pin, sizeof(pin), file, sizeof(file));
+		if (r < 0)
+			goto out;
+		if (r == 1) {
+			spec = pin;
+			cvm_verbose("%s pins cuDNN %s", file, pin);
+		}
+	}
+	if (!spec) {
+		if (!have_tk) {
+			r = cvm_err(-CVM_E_USAGE, "which cuDNN? give a VERSION, a .cudnn-version file, "
+				    "or --cuda for the toolkit whose active version to use");
+			goto out;
+		}
+		cvm_toolkit_name(&tk, name, sizeof(name));
+		r = cvm_active_get(&ctx->store, name, id, id_len);
+		if (r < 0) {
+			r = cvm_err(-CVM_E_NOTFOUND, "no cuDNN is active for CUDA %s: give a VERSION",
+				    name);
+			goto out;
+		}
+	} else if (have_tk) {
+		cvm_toolkit_name(&tk, name, sizeof(name));
+		r = cvm_store_resolve(&ctx->store, spec, tk.major, name, cvm_host_platform(), id,
+				      id_len);
+		if (r < 0)
+			goto out;
+	} else {
+		/* No toolkit to ask: the matches must agree on one CUDA major. */
+		char ver[64], plat[64];
+		int m0 = 0, m;
+		r = cvm_store_match(&ctx->store, spec, 0, cvm_host_platform(), &ids, &n);
+		if (r == -CVM_E_VERSION)
+			r = cvm_err(r, "invalid version '%s'", cvm_safe(spec));
+		if (r < 0)
+			goto out;
+		if (!n) {
+			r = cvm_err(-CVM_E_NOTFOUND, "cuDNN %s is not installed", cvm_safe(spec));
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++) {
+			cvm_store_parse_id(ids[i], ver, sizeof(ver), &m, plat, sizeof(plat));
+			if (i && m != m0) {
+				r = cvm_err(-CVM_E_USAGE, "cuDNN %s is installed for CUDA %d and %d: "
+					    "give --cuda", cvm_safe(spec), m0, m);
+				goto out;
+			}
+			m0 = m;
+		}
+		r = cvm_fmt(id, id_len, "%s", ids[0]);
+		if (r < 0)
+			goto out;
+	}
+	r = cvm_fmt(dir, dir_len, "%s/versions/%s", ctx->store.path, id);
+out:
+	cvm_strv_free(ids, n);
+	cvm_toolkits_free(all, nall);
+	cvm_toolkit_release(&tk);
+	return r;
+}

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/* The pure parts of install: entry rules, hex, header macros, store ids. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudnnvm/cudnn.h"
+#include "cudnnvm/digest.h"
+#include "cudnnvm/entry.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/store.h"
+#include "unit.h"
+
+static int check(struct cvm_entry_state *st, const char *path, enum cvm_entry_type type,
+		 const char *link, char *rel)
+{
+	struct cvm_entry e = { .path = path, .type = type, .link = link, .mode = 0644 };
+
+	return cvm_entry_check(st, "test.tar.xz", &e, rel, 4096);
+}
+
+static void test_names(void)
+{
+	CHECK_STR(cvm_entry_name_problem("a/b/c"), NULL, "plain name");
+	CHECK(cvm_entry_name_problem("") != NULL, "empty name refused");
+	CHECK(cvm_entry_name_problem("/etc/passwd") != NULL, "absolute refused");
+	CHECK(cvm_entry_name_problem("a/../b") != NULL, "dot-dot refused");
+	CHECK(cvm_entry_name_problem("..") != NULL, "bare dot-dot refused");
+	CHECK(cvm_entry_name_problem("a/b/..") != NULL, "trailing dot-dot refused");
+	CHECK_STR(cvm_entry_name_problem("a/..b/c.."), NULL, "dots inside names are fine");
+	CHECK(cvm_entry_name_problem("a/b\nc") != NULL, "newline refused");
+	CHECK(cvm_entry_name_problem("a/\x1b[31m") != NULL, "escape refused");
+	CHECK(cvm_entry_name_problem("a/\x7f") != NULL, "DEL refused");
+}
+
+static void test_links(void)
+{
+	CHECK_STR(cvm_entry_link_problem("lib/libcudnn.so", "libcudnn.so.9"), NULL, "sibling link");
+	CHECK_STR(cvm_entry_link_problem("lib/x", "../include/cudnn.h"), NULL, "up one from depth 1");
+	CHECK(cvm_entry_link_problem("lib/x", "../../etc") != NULL, "up two from depth 1");
+	CHECK(cvm_entry_link_problem("x", "..") != NULL, "up from the top");
+	CHECK(cvm_entry_link_problem("lib/x", "/etc/passwd") != NULL, "absolute target");
+	CHECK(cvm_entry_link_problem("lib/x", "a/../../..") != NULL, "dot-dot after a name");
+	CHECK(cvm_entry_link_problem("lib/x", "d/..") != NULL, "any dot-dot after a name");
+	CHECK_STR(cvm_entry_link_problem("a/b/x", "./../../y"), NULL, "dot then two up at depth 2");
+	CHECK(cvm_entry_link_problem("lib/x", "") != NULL, "empty target");
+	CHECK(cvm_entry_link_problem("lib/x", "a\nb") != NULL, "control character in target");
+}
+
+static void test_check(void)
+{
+	struct cvm_entry_state st = { 0 };
+	char rel[4096];
+	const char *top = "cudnn-linux-x86_64-9.1.1.17_cuda12-archive";
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/", top);
+	CHECK_INT(check(&st, p, CVM_ENTRY_DIR, NULL, rel), 1, "top folder is skipped");
+	CHECK_STR(st.top, top, "top folder recorded");
+	snprintf(p, sizeof(p), "./%s//lib/./libcudnn.so.9", top);
+	CHECK_INT(check(&st, p, CVM_ENTRY_FILE, NULL, rel), 0, "normalised file accepted");
+	CHECK_STR(rel, "lib/libcudnn.so.9", "top stripped and name normalised");
+	snprintf(p, sizeof(p), "%s/lib/libcudnn.so", top);
+	CHECK_INT(check(&st, p, CVM_ENTRY_SYMLINK, "libcudnn.so.9", rel), 0, "symlink accepted");
+	CHECK_INT(check(&st, "other/lib/x", CVM_ENTRY_FILE, NULL, rel), -CVM_E_UNSAFE,
+		  "second top folder refused");
+	CHECK_INT(check(&st, "LICENSE", CVM_ENTRY_FILE, NULL, rel), -CVM_E_UNSAFE,
+		  "file outside the top folder refused");
+	snprintf(p, sizeof(p), "%s/lib/h", top);
+	CHECK_INT(check(&st, p, CVM_ENTRY_HARDLINK, "x", rel), -CVM_E_UNSAFE, "hardlink refused");
+	CHECK_INT(check(&st, p, CVM_ENTRY_OTHER, NULL, rel), -CVM_E_UNSAFE, "device refused");
+	snprintf(p, sizeof(p), "%s/lib/out", top);
+	CHECK_INT(check(&st, p, CVM_ENTRY_SYMLINK, "../../x", rel), -CVM_E_UNSAFE,
+		  "symlink out refused");
+	snprintf(p, sizeof(p), "%s/.cudnnvm/record.json", top);
+	CHECK_INT(check(&st, p, CVM_ENTRY_FILE, NULL, rel), -CVM_E_UNSAFE,
+		  "our record folder is reserved");
+
+	memset(&st, 0, sizeof(st));
+	CHECK_INT(check(&st, "cuda/lib64/libcudnn.so.8", CVM_ENTRY_FILE, NULL, rel), 0,
+		  "legacy layout accepted");
+	CHECK_INT(st.layout, CVM_LAYOUT_LEGACY, "legacy layout detected");
+	CHECK_STR(rel, "lib/libcudnn.so.8", "legacy lib64 becomes lib");
+	CHECK_INT(check(&st, "cuda/lib64x/a", CVM_ENTRY_FILE, NULL, rel), 0, "lib64x is not lib64");
+	CHECK_STR(rel, "lib64x/a", "lib64x kept");
+}
+
+static void test_top_version(void)
+{
+	char v[32], plat[64];
+	int major = 0;
+
+	CHECK_INT(cvm_entry_top_version("cudnn-linux-x86_64-8.9.7.29_cuda11-archive", v, sizeof(v),
+					&major, plat, sizeof(plat)), 0, "NVIDIA top folder parsed");
+	CHECK_STR(v, "8.9.7.29", "version from the top folder");
+	CHECK_STR(plat, "linux-x86_64", "platform from the top folder");
+	CHECK_INT(major, 11, "CUDA major from the top folder");
+	CHECK_INT(cvm_entry_top_version("cudnn-windows-arm64-9.27.0.42_cuda13.4-archive", v,
+					sizeof(v), &major, plat, sizeof(plat)), 0, "minor-qualified CUDA");
+	CHECK_INT(major, 13, "CUDA 13.4 is major 13");
+	CHECK(cvm_entry_top_version("cuda", v, sizeof(v), &major, plat, sizeof(plat)) < 0,
+	      "legacy top has no version");
+	CHECK(cvm_entry_top_version("cudnn-linux-x86_64-8.9.7.29_cudaX-archive", v, sizeof(v),
+				    &major, plat, sizeof(plat)) < 0, "bad CUDA major refused");
+}
+
+static void test_hex_header_id(void)
+{
+	uint8_t bin[4];
+	char hex[9], v[32], plat[64];
+	struct cvm_version hv;
+	int major;
+	const char *h = "#ifndef X\n#define CUDNN_MAJOR 8\n# define CUDNN_MINOR  9\n"
+			"#define CUDNN_PATCHLEVEL 7\n#define CUDNN_VERSION (CUDNN_MAJOR * 1000)\n";
+
+	CHECK_INT(cvm_hex_decode("A3e25090", bin, 4), 0, "hex decodes either case");
+	cvm_hex_encode(bin, 4, hex);
+	CHECK_STR(hex, "a3e25090", "hex encodes lowercase");
+	CHECK_INT(cvm_hex_decode("a3e2509", bin, 4), -CVM_E_USAGE, "short hex refused");
+	CHECK_INT(cvm_hex_decode("a3e250900", bin, 4), -CVM_E_USAGE, "long hex refused");
+	CHECK_INT(cvm_hex_decode("a3e2509g", bin, 4), -CVM_E_USAGE, "non-hex refused");
+
+	CHECK_INT(cvm_cudnn_header_version(h, strlen(h), &hv), 0, "header macros read");
+	CHECK(hv.part[0] == 8 && hv.part[1] == 9 && hv.part[2] == 7, "header says 8.9.7");
+	CHECK_INT(cvm_cudnn_header_version("#define CUDNN_MAJOR 9\n", 22, &hv), -CVM_E_NOTFOUND,
+		  "incomplete macros refused");
+	CHECK_INT(cvm_cudnn_header_version("#define CUDNN_MAJORX 9\n#define CUDNN_MINOR 1\n"
+					   "#define CUDNN_PATCHLEVEL 0\n", 69, &hv),
+		  -CVM_E_NOTFOUND, "a longer macro name is not CUDNN_MAJOR");
+
+	CHECK_INT(cvm_store_parse_id("8.9.7.29-cuda11-linux-x86_64", v, sizeof(v), &major, plat,
+				     sizeof(plat)), 0, "id parsed");
+	CHECK_STR(v, "8.9.7.29", "id version");
+	CHECK_INT(major, 11, "id CUDA major");
+	CHECK_STR(plat, "linux-x86_64", "id platform");
+	CHECK(cvm_store_parse_id("8.9.7.29-linux", v, sizeof(v), &major, plat, sizeof(plat)) < 0,
+	      "id without CUDA refused");
+}
+
+int main(void)
+{
+	test_names();
+	test_links();
+	test_check();
+	test_top_version();
+	test_hex_header_id();
+	return unit_done();
+}
