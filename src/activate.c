@@ -81,15 +81,25 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	const struct cvm_backend *be = cvm_backend();
 	struct cvm_switch sw = {
 		.store = &ctx->store, .root = ctx->root, .tk = tk, .cuda = cuda,
-		.from = from, .to = to, .no_ldconfig = o->no_ldconfig,
+		.from = from, .to = to, .no_ldconfig = o->no_ldconfig, .adopt = o->adopt,
 	};
 	int r;
 
+	/*
+	 * adopt turns files into links through active/: that link must exist
+	 * before the first one, or an interrupted adopt would leave dangling links.
+	 */
+	if (to && o->adopt) {
+		r = set_active(&ctx->store, cuda, to);
+		if (r < 0)
+			return cvm_err(r, "cannot switch '%s/active/cuda-%s': %s",
+				       cvm_safe(ctx->store.display), cuda, strerror(-r));
+	}
 	r = be->prepare(&sw);
 	if (r < 0)
 		return r;
 	cvm_fault("use-prepared");
-	if (to) {
+	if (to && !o->adopt) {
 		r = set_active(&ctx->store, cuda, to);
 		if (r < 0)
 			return cvm_err(r, "cannot switch '%s/active/cuda-%s': %s",
@@ -132,6 +142,7 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 	struct cvm_activate_opts back = *o;
 	back.kind = "rollback";
 	back.no_smoke = true;
+	back.adopt = false;
 	if (prev && strcmp(prev, to))
 		cvm_warn("putting %s back for CUDA %s", prev, cuda);
 	else

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/activate.h"
+#include "cudnnvm/digest.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fault.h"
 #include "cudnnvm/fsutil.h"
@@ -266,6 +267,94 @@ static int link_state(const struct cvm_switch *sw, const char *path, const char 
 	return body && !strcmp(got, body) ? 1 : 3;	/* 1: ours as wanted, 3: another link */
 }
 
+static int hash_path(int dirfd, const char *path, char hex[CVM_SHA256_HEX])
+{
+	uint8_t d[CVM_SHA256_LEN];
+	int fd, r;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	r = cvm_sha256_fd(fd, d, NULL, NULL, NULL);
+	close(fd);
+	if (r == 0)
+		cvm_hex_encode(d, sizeof(d), hex);
+	return r;
+}
+
+/*
+ * adopt: whether the hand-copied object at path holds what the version has
+ * under sub/name: the same link body for a link, the same bytes otherwise.
+ */
+static bool same_as_version(const struct cvm_switch *sw, const char *path, const char *body)
+{
+	char host[PATH_MAX], rel[PATH_MAX], mine[PATH_MAX], theirs[PATH_MAX];
+	char a[CVM_SHA256_HEX], b[CVM_SHA256_HEX];
+	const char *p = strstr(body, "/active/cuda-");
+	ssize_t k1, k2;
+
+	/* body ends in ".../active/cuda-X.Y/<sub>/<name>": the same file in versions/<to>/. */
+	p = p ? strchr(p + 13, '/') : NULL;
+	if (!p || cvm_fmt(rel, sizeof(rel), "versions/%s%s", sw->to, p) < 0 ||
+	    host_path(sw, host, sizeof(host), path) < 0)
+		return false;
+	k1 = readlinkat(sw->store->fd, rel, mine, sizeof(mine) - 1);
+	if (k1 >= 0) {
+		k2 = readlink(host, theirs, sizeof(theirs) - 1);
+		if (k2 < 0)
+			return false;
+		mine[k1] = theirs[k2] = '\0';
+		return !strcmp(mine, theirs);
+	}
+	return hash_path(sw->store->fd, rel, a) == 0 && hash_path(AT_FDCWD, host, b) == 0 &&
+	       !strcmp(a, b);
+}
+
+/* adopt: keeps the original (a hard link: no copy) before it is replaced. */
+static void backup(const struct cvm_switch *sw, const char *path)
+{
+	char host[PATH_MAX], dst[PATH_MAX], dir[PATH_MAX];
+	const char *name = strrchr(path, '/');
+
+	if (!name || host_path(sw, host, sizeof(host), path) < 0 ||
+	    cvm_fmt(dir, sizeof(dir), "%s/backups/%s/%s", sw->store->path, sw->to,
+		    strstr(path, "/include/") ? "include" : "lib") < 0 ||
+	    cvm_fmt(dst, sizeof(dst), "%s%s", dir, name) < 0 || cvm_mkdir_p_at(AT_FDCWD, dir, 0755) < 0)
+		return;
+	if (link(host, dst) < 0 && errno != EEXIST) {
+		struct stat st;
+		if (lstat(host, &st) == 0 && S_ISLNK(st.st_mode)) {
+			char body[PATH_MAX];
+			ssize_t k = readlink(host, body, sizeof(body) - 1);
+			if (k >= 0) {
+				body[k] = '\0';
+				if (symlink(body, dst) == 0)
+					return;
+			}
+		}
+		cvm_verbose("no backup of '%s' (%s): the store's copy has the same bytes",
+			    path, strerror(errno));
+	}
+}
+
+static int replace_with_link(const char *host, const char *body)
+{
+	char dir[PATH_MAX], *slash;
+	int dfd, r;
+
+	snprintf(dir, sizeof(dir), "%s", host);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -EINVAL;
+	*slash = '\0';
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	r = cvm_symlink_replace_at(dfd, body, slash + 1);
+	close(dfd);
+	return r;
+}
+
 static int prepare(const struct cvm_switch *sw)
 {
 	struct links want = { 0 }, have = { 0 };
@@ -285,6 +374,8 @@ static int prepare(const struct cvm_switch *sw)
 			r = cvm_err(st, "cannot inspect '%s': %s", cvm_safe(want.path[i]), strerror(-st));
 			goto out;
 		}
+		if (st >= 2 && sw->adopt && same_as_version(sw, want.path[i], want.target[i]))
+			continue;
 		if (st >= 2 && links_find(&have, want.path[i]) < 0) {
 			if (!conflict)
 				conflict = want.path[i];
@@ -308,18 +399,17 @@ static int prepare(const struct cvm_switch *sw)
 		if (st == 1)
 			continue;
 		r = host_path(sw, host, sizeof(host), want.path[i]);
-		if (r == 0 && st == 0 && symlink(want.target[i], host) < 0)
+		if (r == 0 && st == 0 && symlink(want.target[i], host) < 0) {
 			r = -errno;
-		else if (r == 0 && st == 3) {
+		} else if (r == 0 && st >= 2 && sw->adopt &&
+			   same_as_version(sw, want.path[i], want.target[i])) {
+			/* The path never stops resolving to these bytes: rename over it. */
+			backup(sw, want.path[i]);
+			r = replace_with_link(host, want.target[i]);
+			cvm_fault("adopt-replacing");
+		} else if (r == 0 && st == 3) {
 			/* One of ours with another body (a store that moved): replaced atomically. */
-			char dir[PATH_MAX], *slash;
-			snprintf(dir, sizeof(dir), "%s", host);
-			slash = strrchr(dir, '/');
-			*slash = '\0';
-			int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			r = dfd < 0 ? -errno : cvm_symlink_replace_at(dfd, want.target[i], slash + 1);
-			if (dfd >= 0)
-				close(dfd);
+			r = replace_with_link(host, want.target[i]);
 		} else if (r == 0 && st == 2) {
 			r = -EEXIST;	/* recorded as ours but a file now: never overwritten */
 		}
@@ -564,6 +654,7 @@ static const struct cvm_backend linux_backend = {
 	.prepare = prepare,
 	.finish = finish,
 	.managed = managed,
+	.dirs = toolkit_dirs,
 };
 
 const struct cvm_backend *cvm_backend(void)

@@ -36,6 +36,7 @@ static const struct command commands[] = {
 	{ "history", cvm_cmd_history, CVM_CMD_STORE, "the activation journal" },
 	{ "env", cvm_cmd_env, CVM_CMD_STORE, "print the environment that selects a version" },
 	{ "exec", cvm_cmd_exec, CVM_CMD_STORE, "run a command with a version selected" },
+	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE, "bring a hand-copied cuDNN under management" },
 	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found" },
 };
 

@@ -19,11 +19,11 @@ if [ $# -lt 1 ]; then
 	echo "usage: sh tests/run.sh BUILD_DIR [NAME...]" >&2
 	exit 2
 fi
-build=$1
+build_arg=$1
 shift
 top=$(cd "$(dirname "$0")/.." && pwd)
-if ! build=$(cd "$build" 2>/dev/null && pwd); then
-	echo "run.sh: no build folder '$1'" >&2
+if ! build=$(cd "$build_arg" 2>/dev/null && pwd); then
+	echo "run.sh: no build folder '$build_arg'" >&2
 	echo "0 passed, 1 failed"
 	exit 1
 fi
@@ -33,7 +33,7 @@ verbose=${CVM_TEST_VERBOSE:-0}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cvm-run.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-trap 'exit 130' INT TERM HUP
+trap 'exit 130' INT TERM HUP PIPE
 CVM_FIXTURE_CACHE=$work/fixtures
 export CVM_FIXTURE_CACHE
 CUDNNVM=$build/cudnnvm

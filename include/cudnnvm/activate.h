@@ -23,6 +23,12 @@ struct cvm_switch {
 	const char *cuda;		/* "11.8": names active/, the journal, the conf file */
 	const char *from, *to;		/* ids; NULL or "" for none */
 	bool no_ldconfig;
+	/*
+	 * adopt: a hand-copied file (or link) where a link is wanted is
+	 * replaced by it, atomically, when its content is the version's;
+	 * the original is hard-linked into STORE/backups/<id>/ first.
+	 */
+	bool adopt;
 };
 
 struct cvm_backend {
@@ -37,8 +43,10 @@ struct cvm_backend {
 	int (*prepare)(const struct cvm_switch *sw);
 	/* After the switch: remove what only the old version had; update the loader. */
 	int (*finish)(const struct cvm_switch *sw);
-	/* Reads the links cudnnvm made in this toolkit (for uninstall, doctor). */
+	/* Reads the links cudnnvm made in this toolkit (for adopt, doctor). */
 	int (*managed)(const struct cvm_switch *sw, char ***paths, size_t *n);
+	/* The toolkit's real include and library folders, as seen inside the root. */
+	int (*dirs)(const struct cvm_switch *sw, char *inc, char *lib, size_t len);
 };
 
 /* The backend of this platform. */
@@ -48,6 +56,7 @@ struct cvm_activate_opts {
 	const char *kind;		/* journal kind: use, rollback, adopt, deactivate */
 	bool no_ldconfig;
 	bool no_smoke;
+	bool adopt;			/* see struct cvm_switch */
 	int argc;			/* the command line, for the journal */
 	char **argv;
 };

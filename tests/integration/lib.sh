@@ -46,7 +46,7 @@ _cvm_cleanup() {
 	exit "$rc"
 }
 trap _cvm_cleanup EXIT
-trap 'exit 130' INT TERM HUP
+trap 'exit 130' INT TERM HUP PIPE
 CVM_BG_PIDS=()
 CVM_CLEANUP=()
 # cleanup_add PATH: removed when the script ends.

@@ -201,7 +201,7 @@ assert_store_clean "work areas empty after the legacy install"
 # ------------------------------------------------------------- bad input
 cvm --manifests "$MAN" install 7.0.0 --cuda 11.8 --archive "$A8"
 assert_rc 1 "unknown version 7.0.0: exit 1"
-assert_err_matches '8\.9\.7|9\.1\.1|9\.27\.0' "unknown version: the message lists what exists"
+assert_err_matches '9\.27\.0|9\.1\.1|8\.6\.0' "unknown version: the message lists what exists"
 assert_error_line "unknown version: one 'cudnnvm: error:' line"
 cvm --manifests "$MAN" install 8.6.0 --cuda 12.4 --archive "$A8"
 assert_rc 1 "8.6.0 --cuda 12.4: exit 1"

@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * adopt: a cuDNN copied into a toolkit by hand becomes a version in the
+ * store, and its files in the toolkit become managed links to the same
+ * bytes, so that use and rollback work from then on. Order: copy into
+ * staging, commit the version, then replace each toolkit file by a link
+ * with one rename: at every instant every path resolves to the same bytes,
+ * and running adopt again finishes an interrupted one.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/cli.h"
+#include "cudnnvm/cudnn.h"
+#include "cudnnvm/digest.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/fault.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/journal.h"
+#include "cudnnvm/manifest.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/record.h"
+#include "cudnnvm/store.h"
+
+struct found {
+	char **names;		/* "include/cudnn.h", "lib/libcudnn.so.8" */
+	size_t n, cap;
+};
+
+static int found_add(struct found *f, const char *sub, const char *name)
+{
+	char buf[512];
+
+	if (snprintf(buf, sizeof(buf), "%s/%s", sub, name) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	if (f->n == f->cap) {
+		size_t cap = f->cap ? f->cap * 2 : 32;
+		char **v = realloc(f->names, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		f->names = v;
+		f->cap = cap;
+	}
+	f->names[f->n] = strdup(buf);
+	return f->names[f->n] ? (f->n++, 0) : -ENOMEM;
+}
+
+static bool is_managed(char **managed, size_t n, const char *path)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(managed[i], path))
+			return true;
+	return false;
+}
+
+/* The cuDNN files in one toolkit folder that cudnnvm did not make. */
+static int scan(const char *root, const char *dir, const char *sub, const char *prefix,
+		char **managed, size_t nm, struct found *f)
+{
+	char host[PATH_MAX], inner[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+	int r = 0;
+
+	if (cvm_fmt(host, sizeof(host), "%s%s", root, dir) < 0)
+		return -ENAMETOOLONG;
+	d = opendir(host);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while (r == 0 && (de = readdir(d))) {
+		if (strncmp(de->d_name, prefix, strlen(prefix)) || strstr(de->d_name, ".tmp."))
+			continue;
+		if (cvm_fmt(inner, sizeof(inner), "%s/%s", dir, de->d_name) < 0)
+			continue;
+		if (!is_managed(managed, nm, inner))
+			r = found_add(f, sub, de->d_name);
+	}
+	closedir(d);
+	return r;
+}
+
+/* Copies one found object into staging: a link stays a link, a file is copied and hashed. */
+static int copy_one(const char *src, int sfd, const char *rel, struct cvm_filelist *files)
+{
+	char body[PATH_MAX], hex[CVM_SHA256_HEX];
+	struct cvm_sha256 *sha = NULL;
+	uint8_t d[CVM_SHA256_LEN], *buf = NULL;
+	uint64_t size = 0;
+	struct stat st;
+	int in = -1, out = -1, r = 0;
+	ssize_t k;
+
+	if (lstat(src, &st) < 0)
+		return -errno;
+	if (S_ISLNK(st.st_mode)) {
+		k = readlink(src, body, sizeof(body) - 1);
+		if (k < 0)
+			return -errno;
+		body[k] = '\0';
+		/* A sibling link is kept; one that leads elsewhere is copied as what it names. */
+		if (!strchr(body, '/')) {
+			if (symlinkat(body, sfd, rel) < 0)
+				return -errno;
+			return cvm_filelist_add(files, rel, body, NULL, 0, 0777);
+		}
+	}
+	in = open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = in < 0 ? -errno : -EINVAL;
+		goto out;
+	}
+	out = openat(sfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	sha = cvm_sha256_new();
+	buf = malloc(1 << 20);
+	if (out < 0 || !sha || !buf) {
+		r = out < 0 ? -errno : -ENOMEM;
+		goto out;
+	}
+	while ((k = read(in, buf, 1 << 20)) > 0) {
+		r = cvm_sha256_update(sha, buf, (size_t)k);
+		if (r == 0)
+			r = cvm_write_all(out, buf, (size_t)k);
+		if (r < 0)
+			goto out;
+		size += (uint64_t)k;
+	}
+	if (k < 0 || fchmod(out, (st.st_mode & 0111) ? 0755 : 0644) < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = cvm_sha256_final(sha, d);
+	if (r == 0) {
+		cvm_hex_encode(d, sizeof(d), hex);
+		r = cvm_filelist_add(files, rel, NULL, hex, size, (st.st_mode & 0111) ? 0755 : 0644);
+	}
+out:
+	free(buf);
+	cvm_sha256_free(sha);
+	if (out >= 0)
+		close(out);
+	if (in >= 0)
+		close(in);
+	return r;
+}
+
+/* Headers and sonames must tell one story before anything is adopted. */
+static int identify(const char *root, const char *inc, const char *lib, const struct found *f,
+		    struct cvm_version *v)
+{
+	char path[PATH_MAX], *text = NULL, want[32];
+	size_t len;
+	int r = -CVM_E_NOTFOUND;
+
+	for (const char *h = "cudnn_version.h"; h; h = strcmp(h, "cudnn.h") ? "cudnn.h" : NULL) {
+		if (cvm_fmt(path, sizeof(path), "%s%s/%s", root, inc, h) < 0 ||
+		    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) < 0)
+			continue;
+		r = cvm_cudnn_header_version(text, len, v);
+		free(text);
+		text = NULL;
+		if (r == 0)
+			break;
+	}
+	if (r < 0)
+		return cvm_err(-CVM_E_LAYOUT, "no cuDNN version macros in '%s/cudnn_version.h' or "
+			       "'cudnn.h': nothing to adopt", cvm_safe(inc));
+	snprintf(want, sizeof(want), "libcudnn.so.%u", v->part[0]);
+	bool have_main = false;
+	for (size_t i = 0; i < f->n; i++) {
+		const char *name = f->names[i] + 4, *so = strstr(name, ".so.");
+		if (strncmp(f->names[i], "lib/", 4) || !so)
+			continue;
+		if (!strcmp(name, want))
+			have_main = true;
+		unsigned a = 0, b = 0, c = 0;
+		int got = sscanf(so + 4, "%u.%u.%u", &a, &b, &c);
+		if (got >= 1 && a != v->part[0])
+			return cvm_err(-CVM_E_LAYOUT, "'%s/%s' is cuDNN %u, but the headers in '%s' say "
+				       "%u.%u.%u: a mixed copy; put one version back by hand first",
+				       cvm_safe(lib), cvm_safe(name), a, cvm_safe(inc), v->part[0],
+				       v->part[1], v->part[2]);
+		if (got == 3 && (b != v->part[1] || c != v->part[2]))
+			return cvm_err(-CVM_E_LAYOUT, "'%s/%s' is cuDNN %u.%u.%u, but the headers say "
+				       "%u.%u.%u: a mixed copy; put one version back by hand first",
+				       cvm_safe(lib), cvm_safe(name), a, b, c, v->part[0], v->part[1],
+				       v->part[2]);
+	}
+	if (!have_main)
+		return cvm_err(-CVM_E_LAYOUT, "the headers in '%s' say cuDNN %u.%u.%u but '%s' has no "
+			       "%s: nothing whole to adopt", cvm_safe(inc), v->part[0], v->part[1],
+			       v->part[2], cvm_safe(lib), want);
+	return 0;
+}
+
+static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *inc,
+		      const char *lib, const struct found *f, const char *id,
+		      const struct cvm_version *v, const char *release)
+{
+	struct cvm_filelist files = { 0 };
+	struct cvm_cudnn_tree tree;
+	struct cvm_record rec = { 0 };
+	char staged[256] = "", src[PATH_MAX], from[PATH_MAX + 32];
+	int sfd = -1, r;
+
+	r = cvm_store_stage(&ctx->store, id, staged, sizeof(staged), &sfd);
+	if (r < 0)
+		return r;
+	if (mkdirat(sfd, "include", 0755) < 0 || mkdirat(sfd, "lib", 0755) < 0) {
+		r = cvm_err(-errno, "cannot create the staging folders: %s", strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		bool is_inc = !strncmp(f->names[i], "include/", 8);
+		r = cvm_fmt(src, sizeof(src), "%s%s/%s", ctx->root, is_inc ? inc : lib,
+			    f->names[i] + (is_inc ? 8 : 4));
+		if (r == 0)
+			r = copy_one(src, sfd, f->names[i], &files);
+		if (r < 0) {
+			r = cvm_err(r, "cannot copy '%s': %s", cvm_safe(src), strerror(-r));
+			goto out;
+		}
+	}
+	r = cvm_cudnn_check_tree(sfd, tk->display, &tree);
+	if (r < 0)
+		goto out;
+	snprintf(from, sizeof(from), "adopted from %s", tk->display);
+	rec.id = (char *)id;
+	rec.version = (char *)release;
+	rec.release = (char *)release;
+	rec.platform = (char *)cvm_host_platform();
+	rec.cuda_major = tk->major;
+	rec.archive = from;
+	rec.installed_at = (int64_t)time(NULL);
+	rec.installed_by = (char *)cvm_user_name();
+	rec.cudnn_version = cvm_version_encode(v);
+	rec.library = tree.library;
+	r = cvm_record_write(sfd, &rec, &files);
+	if (r < 0) {
+		r = cvm_err(r, "cannot write the record of %s: %s", id, strerror(-r));
+		goto out;
+	}
+	cvm_fault("adopt-staged");
+	r = cvm_store_commit(&ctx->store, staged, id, false);
+	if (r == 0)
+		staged[0] = '\0';
+out:
+	if (staged[0])
+		cvm_store_discard(&ctx->store, staged);
+	if (sfd >= 0)
+		close(sfd);
+	cvm_filelist_release(&files);
+	return r;
+}
+
+int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		{ "no-ldconfig", no_argument, NULL, 'L' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cvm_activate_opts o = { .kind = "adopt", .no_smoke = true, .adopt = true,
+				       .argc = argc, .argv = argv };
+	const struct cvm_backend *be = cvm_backend();
+	struct cvm_toolkit tk = { 0 };
+	struct cvm_version v;
+	struct found f = { 0 };
+	char **managed = NULL, cuda[16], inc[PATH_MAX], lib[PATH_MAX], release[32], id[160];
+	char active[160];
+	const char *cuda_arg = NULL;
+	size_t nm = 0;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		if (c == 'c')
+			cuda_arg = optarg;
+		else if (c == 'L')
+			o.no_ldconfig = true;
+		else
+			return cvm_usage_bad_option("adopt", argv);
+	}
+	if (optind != argc)
+		return cvm_usage("adopt", "unexpected argument '%s'", cvm_safe(argv[optind]));
+	r = cvm_cli_refuse_user(ctx, "adopt");
+	if (r == 0)
+		r = cvm_toolkit_select(ctx->root, cuda_arg, &tk);
+	if (r < 0)
+		return r;
+	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
+	struct cvm_switch sw = { .store = &ctx->store, .root = ctx->root, .tk = &tk, .cuda = cuda };
+	r = be->dirs(&sw, inc, lib, sizeof(inc));
+	if (r == 0)
+		r = be->managed(&sw, &managed, &nm);
+	if (r == 0)
+		r = scan(ctx->root, inc, "include", "cudnn", managed, nm, &f);
+	if (r == 0)
+		r = scan(ctx->root, lib, "lib", "libcudnn", managed, nm, &f);
+	if (r < 0) {
+		if (r != -CVM_E_NOTFOUND)
+			r = cvm_err(r, "cannot read the toolkit '%s': %s", cvm_safe(tk.display),
+				    strerror(-r));
+		goto out;
+	}
+	if (!f.n) {
+		r = cvm_err(-CVM_E_NOTFOUND, "CUDA %s (%s) holds no hand-copied cuDNN: nothing to adopt",
+			    cuda, tk.display);
+		goto out;
+	}
+	r = identify(ctx->root, inc, lib, &f, &v);
+	if (r < 0)
+		goto out;
+	cvm_version_format(&v, release, sizeof(release));
+	r = cvm_store_id(id, sizeof(id), release, tk.major, cvm_host_platform());
+	if (r < 0)
+		goto out;
+	if (cvm_active_get(&ctx->store, cuda, active, sizeof(active)) == 0 && strcmp(active, id)) {
+		r = cvm_err(-CVM_E_CONFLICT, "CUDA %s already has %s active through cudnnvm, and "
+			    "hand-copied cuDNN files beside it (e.g. '%s'): remove those by hand",
+			    cuda, active, f.names[0]);
+		goto out;
+	}
+	/* Already in the store: an adopt that was interrupted after the copy; finish it. */
+	if (!cvm_store_has(&ctx->store, id)) {
+		r = stage_copy(ctx, &tk, inc, lib, &f, id, &v, release);
+		if (r < 0)
+			goto out;
+		cvm_verbose("copied %zu files of cuDNN %s into %s", f.n, release, id);
+	}
+	r = cvm_activate(ctx, &tk, id, &o);
+	if (r < 0)
+		goto out;
+	cvm_info("adopted cuDNN %s of CUDA %s (%s) as %s: its %zu files are links into the store "
+		 "now (originals kept in %s/backups/%s)", release, cuda, tk.display, id, f.n,
+		 ctx->store.display, id);
+out:
+	for (size_t i = 0; i < f.n; i++)
+		free(f.names[i]);
+	free(f.names);
+	cvm_strv_free(managed, nm);
+	cvm_toolkit_release(&tk);
+	return r;
+}
