@@ -32,7 +32,7 @@ CVM_CFLAGS += -Werror -Wformat=2 -Wpointer-arith -Wvla -Wundef -Wcast-align \
 	-Wno-format-nonliteral
 endif
 CVM_LDFLAGS := -pie -Wl,-z,relro,-z,now
-LIBS := $(PKG_LIBS) -lpthread -ldl
+LIBS := $(PKG_LIBS) -lpthread -ldl -lm
 
 ifneq ($(V),1)
 Q := @

@@ -84,7 +84,7 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 	};
 	char **ids = NULL;
 	size_t n = 0, failed = 0;
-	cvm_json *doc = NULL, *arr = NULL;
+	cvm_json *doc = NULL, *list = NULL, *arr = NULL;
 	int c, r, major = 0, minor;
 
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -118,19 +118,27 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 	}
 	if (cvm_out.json) {
 		doc = cvm_json_object();
-		if (!doc) {
+		list = cvm_json_array();
+		if (!doc || !list || cvm_json_set(doc, "verified", list) < 0) {
+			cvm_json_free(list);
 			r = -ENOMEM;
 			goto out;
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
+		cvm_json *one = NULL;
 		if (doc) {
+			one = cvm_json_object();
 			arr = cvm_json_array();
-			cvm_json_set(doc, ids[i], arr);
+			cvm_json_set(one, "id", cvm_json_string(ids[i]));
+			cvm_json_set(one, "problems", arr);
+			cvm_json_append(list, one);
 		}
 		r = verify_one(ctx, ids[i], arr);
 		if (r < 0)
 			goto out;
+		if (one)
+			cvm_json_set(one, "ok", cvm_json_bool(r == 0));
 		if (r > 0)
 			failed++;
 	}

@@ -256,15 +256,38 @@ char *cvm_json_dump(const cvm_json *v)
 	return json_dumps(J(v), JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
 }
 
+/* The document of this run: kept until cvm_json_finish(), which may add "error". */
+static json_t *pending;
+
 int cvm_json_print(const cvm_json *v)
 {
-	char *text = cvm_json_dump(v);
+	json_decref(pending);
+	pending = json_incref(J(v));
+	return pending ? 0 : -ENOMEM;
+}
+
+int cvm_json_finish(int exit_code, const char *message)
+{
+	json_t *doc = pending, *err;
+	char *text;
 	int r = 0;
 
-	if (!text)
-		return -ENOMEM;
-	if (fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
+	pending = NULL;
+	if (!doc && !exit_code)
+		return 0;
+	if (!doc || !json_is_object(doc)) {
+		json_decref(doc);
+		doc = json_object();
+	}
+	if (exit_code && exit_code != 77) {
+		err = json_pack("{s:i,s:s}", "code", exit_code, "message", message ? message : "");
+		if (err)
+			json_object_set_new(doc, "error", err);
+	}
+	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	if (!text || fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
 		r = -EIO;
 	free(text);
+	json_decref(doc);
 	return r;
 }

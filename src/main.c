@@ -37,6 +37,7 @@ static const struct command commands[] = {
 	{ "env", cvm_cmd_env, CVM_CMD_STORE, "print the environment that selects a version" },
 	{ "exec", cvm_cmd_exec, CVM_CMD_STORE, "run a command with a version selected" },
 	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE, "bring a hand-copied cuDNN under management" },
+	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE, "the GPU smoke test of what programs load now" },
 	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found" },
 };
 
@@ -76,6 +77,8 @@ int cvm_usage(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (!strcmp(cmd, "cudnnvm"))
+		return cvm_err(-CVM_E_USAGE, "%s (see 'cudnnvm --help')", msg);
 	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm --help')", cmd, msg);
 }
 
@@ -180,6 +183,8 @@ int main(int argc, char **argv)
 	char spath[4096], sdisplay[4096];
 	int c, r = 0;
 
+	/* What cudnnvm creates must be readable by every user, whatever the caller's umask. */
+	umask(022);
 	if (argc >= 2 && !strcmp(argv[1], "__smoke-child"))
 		return cvm_smoke_child(argc - 1, argv + 1);
 	opterr = 0;
@@ -249,7 +254,9 @@ int main(int argc, char **argv)
 		else
 			goto out;
 		if (cmd->flags & CVM_CMD_WRITE) {
-			r = cvm_store_lock(&ctx.store, ctx.lock_timeout);
+			r = cvm_store_check_safe(&ctx.store, NULL);
+			if (r == 0)
+				r = cvm_store_lock(&ctx.store, ctx.lock_timeout);
 			if (r < 0)
 				goto out;
 		}
@@ -259,18 +266,9 @@ int main(int argc, char **argv)
 	optind = 0;	/* a full reset for the command's getopt */
 	r = cmd->run(&ctx, argc, argv);
 out:
-	if (r < 0 && cvm_out.json) {
-		cvm_json *doc = cvm_json_object(), *err = cvm_json_object();
+	if (cvm_out.json) {
 		const char *msg = cvm_err_first();
-		if (doc && err) {
-			cvm_json_set(err, "code", cvm_json_integer(cvm_exit_code(r)));
-			cvm_json_set(err, "message", cvm_json_string(msg ? msg : cvm_strerror(r)));
-			cvm_json_set(doc, "error", err);
-			err = NULL;
-			cvm_json_print(doc);
-		}
-		cvm_json_free(err);
-		cvm_json_free(doc);
+		cvm_json_finish(cvm_exit_code(r), msg ? msg : cvm_strerror(r));
 	}
 	if (ctx.store_open)
 		cvm_store_close(&ctx.store);

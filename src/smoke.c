@@ -1,84 +1,63 @@
 /* SPDX-License-Identifier: MIT */
-#include <dlfcn.h>
+/* The smoke test's parent side: file checks, the child, and the verdict. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <link.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cudnnvm/cudnn.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/smoke.h"
 
-/* cuDNN's entry points, declared here: cudnnvm never includes or links cuDNN. */
-typedef size_t (*get_version_fn)(void);
-
-int cvm_smoke_child(int argc, char **argv)
-{
-	struct link_map *lm = NULL;
-	get_version_fn ver, cudart;
-	void *h;
-
-	if (argc != 2)
-		return 2;
-	h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
-	if (!h) {
-		printf("error %s\n", dlerror());
-		return 1;
-	}
-	ver = (get_version_fn)dlsym(h, "cudnnGetVersion");
-	cudart = (get_version_fn)dlsym(h, "cudnnGetCudartVersion");
-	if (!ver) {
-		printf("error %s has no cudnnGetVersion\n", argv[1]);
-		return 1;
-	}
-	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
-		printf("path %s\n", lm->l_name);
-	printf("version %zu\n", ver());
-	if (cudart)
-		printf("cudart %zu\n", cudart());
-	fflush(stdout);
-	return 0;
-}
+/* What one run found; the child's "key value" lines. */
+struct run {
+	char out[16384];
+	int status;		/* wait status, or -ETIMEDOUT / -errno */
+};
 
 static double timeout_s(void)
 {
 	const char *e = getenv("CUDNNVM_SMOKE_TIMEOUT");
 	double d = e ? strtod(e, NULL) : 0;
 
-	return d > 0 ? d : 60;
+	return d > 0 ? d : 120;
 }
 
-/* Runs the child; its output goes to buf. Returns its wait status, or -errno, or -ETIMEDOUT. */
-static int run_child(const char *lib, const char *libdir, char *buf, size_t len)
+static void run_child(char **argv, const char *libdir, struct run *res)
 {
 	char ldpath[PATH_MAX * 2];
 	const char *old = getenv("LD_LIBRARY_PATH");
-	char *argv[] = { (char *)"cudnnvm", (char *)"__smoke-child", (char *)lib, NULL };
 	long long deadline = cvm_now_ms() + (long long)(timeout_s() * 1000);
-	size_t o = 0;
+	size_t o = 0, len = sizeof(res->out);
 	int pfd[2], status;
 	pid_t pid;
 
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
+	res->out[0] = '\0';
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		res->status = -errno;
+		return;
+	}
 	snprintf(ldpath, sizeof(ldpath), "%s%s%s", libdir, old && *old ? ":" : "", old ? old : "");
+	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
+		res->status = -errno;
 		close(pfd[0]);
 		close(pfd[1]);
-		return -errno;
+		return;
 	}
 	if (pid == 0) {
-		/* The environment of a program that uses this toolkit. */
+		/* The loader environment of a program that uses this toolkit. */
 		setenv("LD_LIBRARY_PATH", ldpath, 1);
 		dup2(pfd[1], STDOUT_FILENO);
 		execv("/proc/self/exe", argv);
@@ -93,30 +72,31 @@ static int run_child(const char *lib, const char *libdir, char *buf, size_t len)
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
 			close(pfd[0]);
-			return -ETIMEDOUT;
+			res->status = -ETIMEDOUT;
+			return;
 		}
 		if (poll(&p, 1, (int)left) <= 0)
 			continue;
-		k = read(pfd[0], buf + o, len - 1 - o);
-		if (k <= 0)
-			break;
-		o += (size_t)k;
-		if (o >= len - 1)
+		k = read(pfd[0], res->out + o, len - 1 - o);
+		if (k <= 0 || (o += (size_t)k) >= len - 1)
 			break;
 	}
-	buf[o] = '\0';
+	res->out[o] = '\0';
 	close(pfd[0]);
 	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return status;
+		if (errno != EINTR) {
+			res->status = -errno;
+			return;
+		}
+	res->status = status;
 }
 
-static const char *field(const char *out, const char *key, char *val, size_t len)
+/* The value of the first "key value" line, or NULL. */
+static const char *get(const struct run *res, const char *key, char *val, size_t len)
 {
 	size_t kl = strlen(key);
 
-	for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		if (!strncmp(p, key, kl) && p[kl] == ' ') {
 			size_t n = strcspn(p + kl + 1, "\n");
 			snprintf(val, len, "%.*s", (int)n, p + kl + 1);
@@ -126,67 +106,369 @@ static const char *field(const char *out, const char *key, char *val, size_t len
 	return NULL;
 }
 
-int cvm_smoke_loader(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id)
+static bool under(const char *path, const char *dir)
 {
-	struct cvm_record rec = { 0 };
-	char inner[PATH_MAX], resolved[PATH_MAX], libdir[PATH_MAX], lib[PATH_MAX];
-	char out[8192], v[64], path[PATH_MAX], err[1024];
-	const char *soname;
-	int fd, r, status;
+	size_t n = strlen(dir);
 
-	fd = cvm_store_open_version(&ctx->store, id);
-	if (fd < 0)
-		return cvm_err(fd, "cannot open %s: %s", id, strerror(-fd));
-	r = cvm_record_read(fd, id, &rec);
+	return !strncmp(path, dir, n) && path[n] == '/';
+}
+
+/* The sub-libraries a major must have (cudnn-facts.md). */
+static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train",
+				     "adv_infer", "adv_train", NULL };
+static const char *const subs9[] = { "ops", "cnn", "adv", "graph", "heuristic",
+				     "engines_precompiled", "engines_runtime_compiled", NULL };
+
+/* A library every user can read, that is not empty and is an ELF file. */
+static int check_lib(const char *dir, const char *name, const char *display)
+{
+	char path[PATH_MAX], magic[4];
+	struct stat st;
+	int fd;
+
+	if (cvm_fmt(path, sizeof(path), "%s/%s", dir, name) < 0)
+		return -ENAMETOOLONG;
+	if (stat(path, &st) < 0)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s is missing from %s%s", name, display,
+			       errno == ENOENT ? "" : strerror(errno));
+	if (!(st.st_mode & S_IROTH))
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/%s is not readable by other users "
+			       "(mode %04o): their programs will fail to load it", display, name,
+			       st.st_mode & 07777);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || st.st_size < 64 || read(fd, magic, 4) != 4 || memcmp(magic, "\177ELF", 4)) {
+		if (fd >= 0)
+			close(fd);
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/%s is %s", display, name,
+			       st.st_size < 64 ? "empty or truncated" : "not a shared library");
+	}
 	close(fd);
-	if (r < 0)
-		return r;
-	soname = rec.library ? strrchr(rec.library, '/') : NULL;
-	soname = soname ? soname + 1 : "libcudnn.so";
+	return 0;
+}
+
+/*
+ * The compute capabilities a build serves (cudnn-facts.md): cuda13 builds
+ * need 7.5+; before 9.10 nothing past 9.0; 5.0 is the floor.
+ */
+static const char *cc_problem(unsigned long cudnn, unsigned long cudart, int major, int minor)
+{
+	int cc = major * 10 + minor;
+
+	if (cc < 50)
+		return "below 5.0, the oldest any cuDNN 8 or 9 supports";
+	if (cudart >= 13000 && cc < 75)
+		return "below 7.5, which builds for CUDA 13 need";
+	if (cudnn < 91000 && cc > 90)
+		return "newer than 9.0, the newest this cuDNN (before 9.10) supports";
+	return NULL;
+}
+
+static void add_str(cvm_json *o, const char *k, const char *v)
+{
+	if (o)
+		cvm_json_set(o, k, cvm_json_string(v));
+}
+
+static void add_int(cvm_json *o, const char *k, long long v)
+{
+	if (o)
+		cvm_json_set(o, k, cvm_json_integer(v));
+}
+
+/* Judges the GPU lines of one device; fills a JSON object when asked. */
+static int judge_device(const struct run *res, int dev, unsigned long cudnn, unsigned long cudart,
+			cvm_json *d)
+{
+	char key[32], name[300] = "?", cc[16] = "?", algo[64] = "?", ms[32] = "0", err[32] = "0";
+	char passed[8] = "0", why[512], diff[32];
+	int major = 0, minor = 0, r = 0;
+	const char *problem;
+
+#define DEV(k, buf) (snprintf(key, sizeof(key), "dev%d_%s", dev, k), get(res, key, buf, sizeof(buf)))
+	DEV("name", name);
+	DEV("cc", cc);
+	sscanf(cc, "%d.%d", &major, &minor);
+	add_int(d, "device", dev);
+	add_str(d, "name", name);
+	add_str(d, "compute_capability", cc);
+	problem = cc_problem(cudnn, cudart, major, minor);
+	if (problem) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) has compute capability %s, %s",
+			    dev, cvm_safe(name), cc, problem);
+	} else if (DEV("error", why)) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: the convolution failed on GPU %d (%s): %s", dev,
+			    cvm_safe(name), cvm_safe(why));
+	} else if (!DEV("passed", passed)) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) gave no result", dev, cvm_safe(name));
+	}
+	DEV("algo", algo);
+	DEV("ms", ms);
+	DEV("max_abs_error", err);
+	if (r == 0 && strcmp(passed, "1"))
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s): the convolution differs from the "
+			    "CPU reference by %s", dev, cvm_safe(name), err);
+	if (r == 0 && DEV("diff_from_first", diff) && strtod(diff, NULL) > 1e-5)
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) differs from the first GPU by %s: "
+			    "the cards do not compute alike", dev, cvm_safe(name), diff);
+#undef DEV
+	add_str(d, "algo", algo);
+	if (d) {
+		cvm_json_set(d, "ms", cvm_json_real(strtod(ms, NULL)));
+		cvm_json_set(d, "max_abs_error", cvm_json_real(strtod(err, NULL)));
+		cvm_json_set(d, "passed", cvm_json_bool(r == 0));
+	}
+	if (!cvm_out.json)
+		cvm_info("  GPU %d     %s (compute capability %s): %s, %s ms, max abs error %s: %s", dev,
+			 cvm_safe(name), cc, algo, ms, err, r == 0 ? "passed" : "FAILED");
+	return r;
+}
+
+static double worst_error(const struct run *res, int ndev)
+{
+	double worst = 0;
+	char key[32], val[64];
+
+	(void)ndev;
+	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		int dev;
+		if (sscanf(p, "ran %d", &dev) != 1)
+			continue;
+		snprintf(key, sizeof(key), "dev%d_max_abs_error", dev);
+		if (get(res, key, val, sizeof(val)) && strtod(val, NULL) > worst)
+			worst = strtod(val, NULL);
+	}
+	return worst;
+}
+
+static double first_ms(const struct run *res)
+{
+	char key[32], val[64];
+	int dev;
+	const char *p = strstr(res->out, "ran ");
+
+	if (!p || sscanf(p, "ran %d", &dev) != 1)
+		return 0;
+	snprintf(key, sizeof(key), "dev%d_ms", dev);
+	return get(res, key, val, sizeof(val)) ? strtod(val, NULL) : 0;
+}
+
+/* The toolkit's real library and include folders (host paths). */
+static int toolkit_paths(const struct cvm_ctx *ctx, const struct cvm_toolkit *tk, char *lib,
+			 char *inc, size_t len)
+{
+	char inner[PATH_MAX], res[PATH_MAX];
+	int r;
+
 	r = cvm_fmt(inner, sizeof(inner), "%s/lib64", tk->display);
-	if (r == 0 && cvm_resolve_in_root(ctx->root, inner, resolved, sizeof(resolved)) < 0) {
+	if (r == 0 && cvm_resolve_in_root(ctx->root, inner, res, sizeof(res)) < 0) {
 		r = cvm_fmt(inner, sizeof(inner), "%s/lib", tk->display);
 		if (r == 0)
-			r = cvm_resolve_in_root(ctx->root, inner, resolved, sizeof(resolved));
+			r = cvm_resolve_in_root(ctx->root, inner, res, sizeof(res));
 	}
 	if (r == 0)
-		r = cvm_fmt(libdir, sizeof(libdir), "%s%s", ctx->root, resolved);
+		r = cvm_fmt(lib, len, "%s%s", ctx->root, res);
 	if (r == 0)
-		r = cvm_fmt(lib, sizeof(lib), "%s/%s", libdir, soname);
-	if (r < 0) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: no library folder in '%s'", cvm_safe(tk->display));
+		r = cvm_fmt(inc, len, "%s%s/include", ctx->root, tk->display);
+	return r;
+}
+
+int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		  const struct cvm_smoke_opts *o, cvm_json *json)
+{
+	struct cvm_record rec = { 0 };
+	struct cvm_version hv = { 0 };
+	struct run *res = NULL;
+	char lib[PATH_MAX], inc[PATH_MAX], soname[64], vdir[PATH_MAX], real[PATH_MAX], hpath[PATH_MAX];
+	char val[PATH_MAX], devarg[16], libpath[PATH_MAX], *text = NULL;
+	char *argv[8] = { (char *)"cudnnvm", (char *)"__smoke-child", libpath, real, NULL };
+	const char *const *subs;
+	unsigned long libv, cudart = 0, header = 0;
+	size_t len, argc = 4;
+	int fd, r, ndev = 0;
+	cvm_json *gpu = NULL, *devs = NULL, *mapped = NULL;
+
+	r = toolkit_paths(ctx, tk, lib, inc, sizeof(lib));
+	if (r < 0)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: no library folder in '%s'", cvm_safe(tk->display));
+	if (id) {
+		fd = cvm_store_open_version(&ctx->store, id);
+		if (fd < 0)
+			return cvm_err(fd, "cannot open %s: %s", id, strerror(-fd));
+		r = cvm_record_read(fd, id, &rec);
+		close(fd);
+		if (r < 0)
+			return r;
+	}
+	/* The headers a build against this toolkit would see. */
+	if (cvm_fmt(hpath, sizeof(hpath), "%s/cudnn_version.h", inc) == 0 &&
+	    cvm_read_file_at(AT_FDCWD, hpath, 1 << 20, &text, &len) == 0) {
+		if (cvm_cudnn_header_version(text, len, &hv) == 0)
+			header = cvm_version_encode(&hv);
+		free(text);
+	}
+	if (!header) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s/include/cudnn_version.h is missing or has no "
+			    "version macros", cvm_safe(tk->display));
 		goto out;
 	}
-	status = run_child(lib, libdir, out, sizeof(out));
-	if (status == -ETIMEDOUT) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: loading %s did not finish in %.0f s: killed",
-			    cvm_safe(lib), timeout_s());
-		goto out;
-	}
-	if (status < 0) {
-		r = cvm_err(status, "smoke test: cannot run the child: %s", strerror(-status));
-		goto out;
-	}
-	if (WIFSIGNALED(status)) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: loading %s killed the process (signal %d, %s)",
-			    cvm_safe(lib), WTERMSIG(status), strsignal(WTERMSIG(status)));
-		goto out;
-	}
-	if (WEXITSTATUS(status) || !field(out, "version", v, sizeof(v))) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: cannot load %s: %s", cvm_safe(lib),
-			    cvm_safe(field(out, "error", err, sizeof(err)) ? err : "no answer"));
-		goto out;
-	}
-	if (strtoul(v, NULL, 10) != rec.cudnn_version) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %s, but %s is %lu",
-			    cvm_safe(field(out, "path", path, sizeof(path)) ? path : lib), v, id,
+	if (id && header != rec.cudnn_version) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: the headers in %s/include say cuDNN %lu, but the "
+			    "active version %s is %lu", cvm_safe(tk->display), header, id,
 			    rec.cudnn_version);
 		goto out;
 	}
-	cvm_info("smoke test: %s loads and reports %s (GPU part not run)",
-		 cvm_safe(field(out, "path", path, sizeof(path)) ? path : lib), v);
-	r = 0;
+	snprintf(soname, sizeof(soname), "libcudnn.so.%u", hv.part[0]);
+	r = check_lib(lib, soname, tk->display);
+	subs = hv.part[0] >= 9 ? subs9 : subs8;
+	for (size_t i = 0; r == 0 && subs[i]; i++) {
+		char sub[96];
+		snprintf(sub, sizeof(sub), "libcudnn_%s.so.%u", subs[i], hv.part[0]);
+		r = check_lib(lib, sub, tk->display);
+	}
+	if (r == 0 && header >= 92100)
+		r = check_lib(lib, "libcudnn_engines_tensor_ir.so.9", tk->display);
+	if (r < 0)
+		goto out;
+	/* The version's own folder: everything loaded must come from there. */
+	if (id)
+		r = cvm_fmt(vdir, sizeof(vdir), "%s/versions/%s/lib", ctx->store.path, id);
+	else
+		r = cvm_fmt(vdir, sizeof(vdir), "%s/%s", lib, soname);
+	if (r < 0 || !realpath(vdir, real)) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: cannot resolve '%s'", cvm_safe(vdir));
+		goto out;
+	}
+	if (!id)
+		*strrchr(real, '/') = '\0';
+	r = cvm_fmt(libpath, sizeof(libpath), "%s/%s", lib, soname);
+	if (r < 0)
+		goto out;
+	argv[2] = libpath;
+	if (o->no_gpu)
+		argv[argc++] = (char *)"--no-gpu";
+	if (o->all_devices) {
+		argv[argc++] = (char *)"--all-devices";
+	} else if (o->device >= 0) {
+		snprintf(devarg, sizeof(devarg), "%d", o->device);
+		argv[argc++] = (char *)"--device";
+		argv[argc++] = devarg;
+	}
+	argv[argc] = NULL;
+	res = malloc(sizeof(*res));
+	if (!res) {
+		r = -ENOMEM;
+		goto out;
+	}
+	run_child(argv, lib, res);
+	if (res->status == -ETIMEDOUT) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s did not finish in %.0f s: killed",
+			    cvm_safe(libpath), timeout_s());
+		goto out;
+	}
+	if (res->status < 0) {
+		r = cvm_err(res->status, "smoke test: cannot run the child: %s", strerror(-res->status));
+		goto out;
+	}
+	if (WIFSIGNALED(res->status)) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: loading %s killed the process (signal %d, %s)",
+			    cvm_safe(libpath), WTERMSIG(res->status), strsignal(WTERMSIG(res->status)));
+		goto out;
+	}
+	if (!get(res, "version", val, sizeof(val))) {
+		char e[1024];
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: cannot load %s: %s", cvm_safe(libpath),
+			    cvm_safe(get(res, "error", e, sizeof(e)) ? e : "no answer from the child"));
+		goto out;
+	}
+	libv = strtoul(val, NULL, 10);
+	if (get(res, "cudart", val, sizeof(val)))
+		cudart = strtoul(val, NULL, 10);
+	if (!get(res, "path", hpath, sizeof(hpath)))
+		snprintf(hpath, sizeof(hpath), "%s", libpath);
+	add_str(json, "library", hpath);
+	add_int(json, "header_version", (long long)header);
+	add_int(json, "library_version", (long long)libv);
+	add_int(json, "cudart_version", (long long)cudart);
+	if (!cvm_out.json)
+		cvm_info("smoke test%s%s for CUDA %d.%d:\n  library   %s (cuDNN %lu, headers %lu, "
+			 "built for CUDA runtime %lu)", id ? " of " : "", id ? id : "", tk->major,
+			 tk->minor, cvm_safe(hpath), libv, header, cudart);
+	if (libv != header) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %lu, but the headers in %s/include "
+			    "say %lu: headers and library of different versions", cvm_safe(hpath), libv,
+			    cvm_safe(tk->display), header);
+		goto out;
+	}
+	if (realpath(hpath, val) && !under(val, real)) {
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: the loader picked %s, not the activated %s",
+			    cvm_safe(val), cvm_safe(real));
+		goto out;
+	}
+	/* The GPU part. */
+	gpu = cvm_json_object();
+	devs = cvm_json_array();
+	mapped = cvm_json_array();
+	if (!gpu || !devs || !mapped) {
+		r = -ENOMEM;
+		goto out;
+	}
+	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		int dev;
+		if (sscanf(p, "ran %d", &dev) == 1) {
+			cvm_json *d = cvm_json_object();
+			int k = judge_device(res, dev, libv, cudart, d);
+			cvm_json_append(devs, d);
+			ndev++;
+			if (k < 0 && r == 0)
+				r = k;
+		} else if (!strncmp(p, "mapped ", 7)) {
+			size_t n = strcspn(p + 7, "\n");
+			char m[PATH_MAX], mr[PATH_MAX];
+			snprintf(m, sizeof(m), "%.*s", (int)n, p + 7);
+			cvm_json_append(mapped, cvm_json_string(m));
+			if (realpath(m, mr) && !under(mr, real) && r == 0)
+				r = cvm_err(-CVM_E_SMOKE, "smoke test: the process loaded %s, which is not "
+					    "from the activated version (%s): another cuDNN copy is mixing in",
+					    cvm_safe(m), cvm_safe(real));
+		}
+	}
+	if (r == 0 && !ndev && get(res, "error", val, sizeof(val)))
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s", cvm_safe(val));
+	if (r == 0 && !ndev) {
+		if (!get(res, "gpu_skip", val, sizeof(val)))
+			snprintf(val, sizeof(val), "no GPU result");
+		cvm_json_set(gpu, "skipped", cvm_json_string(val));
+		if (!cvm_out.json)
+			cvm_info("  GPU       skipped: %s", cvm_safe(val));
+		r = -CVM_E_SKIPPED;
+	}
+	if (ndev) {
+		/* cli.md's shape names one device; every device is under "devices". */
+		cvm_json *first = cvm_json_at(devs, 0);
+		const char *keys[] = { "name", "algo", "compute_capability" };
+		for (size_t i = 0; i < 3; i++)
+			cvm_json_set(gpu, keys[i], cvm_json_string(cvm_json_str(cvm_json_get(first, keys[i]))));
+		cvm_json_set(gpu, "passed", cvm_json_bool(r == 0));
+		cvm_json_set(gpu, "max_abs_error", cvm_json_real(worst_error(res, ndev)));
+		cvm_json_set(gpu, "ms", cvm_json_real(first_ms(res)));
+		cvm_json_set(gpu, "devices", devs);
+		devs = NULL;
+		if (!cvm_out.json && cvm_json_len(mapped))
+			cvm_info("  loaded    %zu cuDNN libraries, %s", cvm_json_len(mapped),
+				 r == 0 ? "all from the activated version" : "see above");
+	}
+	if (get(res, "driver", val, sizeof(val)))
+		add_int(gpu, "driver_version", strtol(val, NULL, 10));
+	if (json) {
+		cvm_json_set(json, "gpu", gpu);
+		cvm_json_set(json, "loaded", mapped);
+		gpu = mapped = NULL;
+	}
 out:
+	cvm_json_free(gpu);
+	cvm_json_free(devs);
+	cvm_json_free(mapped);
+	free(res);
 	cvm_record_release(&rec);
 	return r;
 }

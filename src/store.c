@@ -20,6 +20,10 @@ static const char *const subdirs[] = { "versions", "active", "history", "cache",
 
 static int sys_err(const struct cvm_store *s, const char *what, int r)
 {
+	if ((r == -EACCES || r == -EPERM) && geteuid() != 0)
+		return cvm_err(-CVM_E_PERM, "cannot %s in the store '%s': permission denied: this "
+			       "needs root, or --user for a store of your own", what,
+			       cvm_safe(s->display));
 	return cvm_err(r, "cannot %s in the store '%s': %s", what, cvm_safe(s->display), strerror(-r));
 }
 
@@ -37,7 +41,7 @@ int cvm_store_open(struct cvm_store *s, const char *path, const char *display, b
 	if (create) {
 		r = cvm_mkdir_p_at(AT_FDCWD, path, 0755);
 		if (r < 0) {
-			cvm_err(r, "cannot create the store '%s': %s", cvm_safe(display), strerror(-r));
+			r = sys_err(s, "create folders", r);
 			goto fail;
 		}
 	}
@@ -45,7 +49,7 @@ int cvm_store_open(struct cvm_store *s, const char *path, const char *display, b
 	if (s->fd < 0) {
 		r = -errno;
 		if (r != -ENOENT || create)
-			cvm_err(r, "cannot open the store '%s': %s", cvm_safe(display), strerror(-r));
+			r = sys_err(s, "open folders", r);
 		goto fail;
 	}
 	if (create) {

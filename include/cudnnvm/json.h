@@ -51,7 +51,12 @@ int cvm_json_append(cvm_json *arr, cvm_json *val);
 
 /* Serialised text, indented, malloc'd (caller frees), or NULL on ENOMEM. */
 char *cvm_json_dump(const cvm_json *v);
-/* Prints v and a newline on stdout. */
+/*
+ * Makes v (a reference is taken) the document this run prints on stdout;
+ * cvm_json_finish() prints it once at exit, with "error": {code, message}
+ * added when the run failed, so that stdout always holds one document.
+ */
 int cvm_json_print(const cvm_json *v);
+int cvm_json_finish(int exit_code, const char *message);
 
 #endif

@@ -3,18 +3,38 @@
 #define CUDNNVM_SMOKE_H
 
 /*
- * The smoke test. Its loader part runs in a child (a re-exec of cudnnvm,
- * killed after a timeout) with the environment a program using the toolkit
- * would have: it dlopens libcudnn.so.<major> through the toolkit's lib
- * folder and compares cudnnGetVersion() with the store's record.
+ * The smoke test of what a program using a toolkit would load. The parent
+ * checks files (headers, sub-libraries: present, readable by all, ELF);
+ * a child (a re-exec of cudnnvm, killed after a timeout) with the loader
+ * environment of such a program dlopens libcudnn.so.<major> through the
+ * toolkit, reports the path loaded and cudnnGetVersion(), then, with a GPU,
+ * runs a small convolution through the legacy API against a CPU reference
+ * and reports every cuDNN sub-library the process mapped. Neither cuDNN nor
+ * CUDA is linked: the few entry points used are declared in smoke_child.c.
  */
+#include <stdbool.h>
+#include <stddef.h>
+
 #include "cudnnvm/cli.h"
+#include "cudnnvm/json.h"
 #include "cudnnvm/toolkit.h"
 
-/* 0 when it loads and reports the recorded version; -CVM_E_SMOKE (printed) when not. */
-int cvm_smoke_loader(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id);
+struct cvm_smoke_opts {
+	bool no_gpu;
+	bool all_devices;
+	int device;		/* -1: the first */
+};
 
-/* The child's side: main() calls it for "cudnnvm __smoke-child LIBRARY". */
+/*
+ * Runs the test for the version id active in tk. Prints a summary (or, with
+ * json non-NULL, fills it with the smoke JSON shape of cli.md). 0: passed;
+ * -CVM_E_SKIPPED: loader part passed, no usable GPU; -CVM_E_SMOKE: failed
+ * (message printed saying what).
+ */
+int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		  const struct cvm_smoke_opts *o, cvm_json *json);
+
+/* The child's side: main() calls it for "cudnnvm __smoke-child ...". */
 int cvm_smoke_child(int argc, char **argv);
 
 #endif

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/* smoke: the smoke test on what a program using a toolkit would load now. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/cli.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/smoke.h"
+#include "cudnnvm/toolkit.h"
+
+int cvm_cmd_smoke(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		{ "no-gpu", no_argument, NULL, 'n' },
+		{ "device", required_argument, NULL, 'd' },
+		{ "all-devices", no_argument, NULL, 'a' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cvm_smoke_opts o = { .device = -1 };
+	struct cvm_toolkit tk = { 0 };
+	const char *cuda = NULL;
+	char name[16], id[160];
+	cvm_json *doc = NULL;
+	char *end;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		switch (c) {
+		case 'c':
+			cuda = optarg;
+			break;
+		case 'n':
+			o.no_gpu = true;
+			break;
+		case 'a':
+			o.all_devices = true;
+			break;
+		case 'd':
+			o.device = (int)strtol(optarg, &end, 10);
+			if (*end || end == optarg || o.device < 0)
+				return cvm_usage("smoke", "--device '%s': expected a device number",
+						 cvm_safe(optarg));
+			break;
+		default:
+			return cvm_usage_bad_option("smoke", argv);
+		}
+	}
+	if (optind != argc)
+		return cvm_usage("smoke", "unexpected argument '%s'", cvm_safe(argv[optind]));
+	if (o.all_devices && o.device >= 0)
+		return cvm_usage("smoke", "--device and --all-devices exclude each other");
+	r = cvm_toolkit_select(ctx->root, cuda, &tk);
+	if (r < 0)
+		return r;
+	cvm_toolkit_name(&tk, name, sizeof(name));
+	/* What is there now: the managed version if any, else whatever the toolkit holds. */
+	if (!ctx->store_open || cvm_active_get(&ctx->store, name, id, sizeof(id)) < 0)
+		id[0] = '\0';
+	if (cvm_out.json)
+		doc = cvm_json_object();
+	r = cvm_smoke_run(ctx, &tk, id[0] ? id : NULL, &o, doc);
+	if (doc) {
+		cvm_json_print(doc);
+	} else if (r == 0) {
+		cvm_info("smoke test passed");
+	} else if (r == -CVM_E_SKIPPED) {
+		cvm_info("smoke test: loader part passed; GPU part skipped (exit 77)");
+	}
+	cvm_json_free(doc);
+	cvm_toolkit_release(&tk);
+	return r;
+}
