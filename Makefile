@@ -109,3 +109,7 @@ clean:
 .DELETE_ON_ERROR:
 
 -include $(wildcard $(O)/*.d $(O)/tests/*.d)
+
+# Fragments owned by their folders: fuzz targets and benchmarks.
+-include tests/fuzz/fuzz.mk
+-include bench/bench.mk
