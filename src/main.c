@@ -38,6 +38,7 @@ static const struct command commands[] = {
 	{ "exec", cvm_cmd_exec, CVM_CMD_STORE, "run a command with a version selected" },
 	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE, "bring a hand-copied cuDNN under management" },
 	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE, "the GPU smoke test of what programs load now" },
+	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE, "every cuDNN copy, which one loads, and what is wrong" },
 	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found" },
 };
 
@@ -265,6 +266,15 @@ int main(int argc, char **argv)
 	argc -= optind;
 	optind = 0;	/* a full reset for the command's getopt */
 	r = cmd->run(&ctx, argc, argv);
+	/* A command's own positive status (doctor's 1: problems found) is its exit code. */
+	if (r > 0) {
+		if (cvm_out.json)
+			cvm_json_finish(0, NULL);
+		if (ctx.store_open)
+			cvm_store_close(&ctx.store);
+		free(root_owned);
+		return r;
+	}
 out:
 	if (cvm_out.json) {
 		const char *msg = cvm_err_first();

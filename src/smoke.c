@@ -25,6 +25,8 @@ struct run {
 	int status;		/* wait status, or -ETIMEDOUT / -errno */
 };
 
+static const char *get(const struct run *res, const char *key, char *val, size_t len);
+
 static double timeout_s(void)
 {
 	const char *e = getenv("CUDNNVM_SMOKE_TIMEOUT");
@@ -89,6 +91,33 @@ static void run_child(char **argv, const char *libdir, struct run *res)
 			return;
 		}
 	res->status = status;
+}
+
+int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
+		    size_t len)
+{
+	char *argv[] = { (char *)"cudnnvm", (char *)"__smoke-child", (char *)lib, (char *)"/",
+			 (char *)"--no-gpu", NULL };
+	char dir[PATH_MAX], val[64], *slash;
+	struct run *res = malloc(sizeof(*res));
+	int r = -CVM_E_SMOKE;
+
+	if (!res)
+		return -ENOMEM;
+	snprintf(dir, sizeof(dir), "%s", lib);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	run_child(argv, dir, res);
+	if (res->status >= 0 && WIFEXITED(res->status) && get(res, "version", val, sizeof(val))) {
+		*version = strtoul(val, NULL, 10);
+		*cudart = get(res, "cudart", val, sizeof(val)) ? strtoul(val, NULL, 10) : 0;
+		if (!get(res, "path", path, len))
+			snprintf(path, len, "%s", lib);
+		r = 0;
+	}
+	free(res);
+	return r;
 }
 
 /* The value of the first "key value" line, or NULL. */

@@ -34,6 +34,14 @@ struct cvm_smoke_opts {
 int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
 		  const struct cvm_smoke_opts *o, cvm_json *json);
 
+/*
+ * Loads lib in a child (no GPU part) and reads cudnnGetVersion() and
+ * cudnnGetCudartVersion(), and the path the loader took. 0, or
+ * -CVM_E_SMOKE when it does not load. Prints nothing.
+ */
+int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
+		    size_t len);
+
 /* The child's side: main() calls it for "cudnnvm __smoke-child ...". */
 int cvm_smoke_child(int argc, char **argv);
 

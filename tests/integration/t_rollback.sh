@@ -63,7 +63,7 @@ assert_json '[(e["cuda"], e["kind"], e["from"], e["to"]) for e in d["history"]] 
 	"history --cuda 12.4: only 12.4's entry"
 cvm history --cuda 11.8
 assert_rc 0 "history (text) exits 0"
-check "history (text): one line per switch, in order" test "$(grep -c "$ID89" "$CVM_OUTF" 2>/dev/null || grep -c "$ID897\|$ID896" "$CVM_OUTF")" -ge 5
+check "history (text): one line per switch" test "$(grep -c -e "$ID897" -e "$ID896" "$CVM_OUTF")" = 5
 assert_out_contains "rollback" "history (text) shows the rollbacks"
 
 cvm --user rollback
@@ -110,7 +110,7 @@ CUDNNVM_SMOKE_TIMEOUT=2 cvm use 9.1.0 --cuda 12.4
 t1=$(now_ms)
 smoke_fails "a library that hangs when loaded, CUDNNVM_SMOKE_TIMEOUT=2"
 check "the hanging smoke test was cut at about 2 s (took $((t1 - t0)) ms)" test $((t1 - t0)) -lt 20000
-assert_output_matches "time|timeout|timed out" "the message says the smoke test timed out"
+assert_output_matches "time|did not finish" "the message says the smoke test timed out"
 
 # --no-smoke: the broken version is activated as asked, and rollback works
 use_ok 9.1.0 --cuda 12.4 --no-smoke

@@ -1,0 +1,539 @@
+/* SPDX-License-Identifier: MIT */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/cudnn.h"
+#include "cudnnvm/doctor.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/smoke.h"
+#include "cudnnvm/store.h"
+#include "cudnnvm/toolkit.h"
+
+struct copy {
+	char dir[PATH_MAX];		/* host path of the folder holding libcudnn.so.<N> */
+	char real[PATH_MAX];		/* realpath of the main library: identity */
+	char where[64];			/* "store", "CUDA 12.4", "LD_LIBRARY_PATH", "conda", ... */
+	int major;			/* of the soname */
+	unsigned long header, library, cudart;
+	bool managed;
+};
+
+struct report {
+	struct cvm_ctx *ctx;
+	struct copy *c;
+	size_t n, cap;
+	size_t problems;
+	cvm_json *jproblems;
+	char cache[65536];		/* `ldconfig -p` output, "" when none */
+};
+
+static void problem(struct report *rp, const char *fix, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void problem(struct report *rp, const char *fix, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	rp->problems++;
+	if (rp->jproblems) {
+		cvm_json *o = cvm_json_object();
+		cvm_json_set(o, "problem", cvm_json_string(msg));
+		cvm_json_set(o, "fix", cvm_json_string(fix));
+		cvm_json_append(rp->jproblems, o);
+	} else {
+		cvm_info("  problem: %s\n      fix: %s", msg, fix);
+	}
+}
+
+/* The path as the user knows it (inside the root). */
+static const char *shown(const struct report *rp, const char *host)
+{
+	size_t rl = strlen(rp->ctx->root);
+
+	return rl && !strncmp(host, rp->ctx->root, rl) && host[rl] == '/' ? host + rl : host;
+}
+
+static void version_str(unsigned long v, char *buf, size_t len)
+{
+	struct cvm_version x;
+
+	if (!v) {
+		snprintf(buf, len, "?");
+		return;
+	}
+	cvm_version_decode(v, &x);
+	cvm_version_format(&x, buf, len);
+}
+
+/* Reads the header version of the include folder next to a lib folder. */
+static unsigned long header_near(const char *libdir)
+{
+	static const char *const rel[] = { "../include/cudnn_version.h", "../../include/cudnn_version.h",
+					   "../include/cudnn.h" };
+	char path[PATH_MAX], *text = NULL;
+	struct cvm_version v;
+	size_t len;
+
+	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		if (cvm_fmt(path, sizeof(path), "%s/%s", libdir, rel[i]) < 0 ||
+		    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) < 0)
+			continue;
+		int r = cvm_cudnn_header_version(text, len, &v);
+		free(text);
+		if (r == 0)
+			return cvm_version_encode(&v);
+	}
+	return 0;
+}
+
+/* Adds the copy in dir if it has a libcudnn.so.<N> not seen yet. */
+static void consider(struct report *rp, const char *dir, const char *where, bool managed)
+{
+	char lib[PATH_MAX], real[PATH_MAX], path[PATH_MAX];
+	struct copy *c;
+
+	for (int major = 9; major >= 7; major--) {
+		if (cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", dir, major) < 0 || !realpath(lib, real))
+			continue;
+		for (size_t i = 0; i < rp->n; i++)
+			if (!strcmp(rp->c[i].real, real))
+				return;
+		if (rp->n == rp->cap) {
+			size_t cap = rp->cap ? rp->cap * 2 : 16;
+			struct copy *v = realloc(rp->c, cap * sizeof(*v));
+			if (!v)
+				return;
+			rp->c = v;
+			rp->cap = cap;
+		}
+		c = &rp->c[rp->n++];
+		memset(c, 0, sizeof(*c));
+		snprintf(c->dir, sizeof(c->dir), "%s", dir);
+		snprintf(c->real, sizeof(c->real), "%s", real);
+		snprintf(c->where, sizeof(c->where), "%s", where);
+		c->major = major;
+		c->managed = managed || (rp->ctx->store_open && !strncmp(real, rp->ctx->store.path,
+									strlen(rp->ctx->store.path)));
+		c->header = header_near(dir);
+		if (cvm_smoke_probe(lib, &c->library, &c->cudart, path, sizeof(path)) < 0)
+			c->library = 0;
+		return;
+	}
+}
+
+static void consider_glob(struct report *rp, const char *pattern, const char *where)
+{
+	char pat[PATH_MAX];
+	glob_t g;
+
+	if (cvm_fmt(pat, sizeof(pat), "%s%s", rp->ctx->root, pattern) < 0 ||
+	    glob(pat, GLOB_NOSORT, NULL, &g) != 0)
+		return;
+	for (size_t i = 0; i < g.gl_pathc; i++)
+		consider(rp, g.gl_pathv[i], where, false);
+	globfree(&g);
+}
+
+/* `ldconfig -p` of the root's cache, so that what programs find there is known. */
+static void read_cache(struct report *rp)
+{
+	const char *prog = getenv("CUDNNVM_LDCONFIG");
+	char cache[PATH_MAX];
+	char *argv[] = { NULL, (char *)"-p", (char *)"-C", cache, NULL };
+	int pfd[2], status;
+	size_t o = 0;
+	pid_t pid;
+
+	rp->cache[0] = '\0';
+	if (prog && !*prog)
+		return;
+	argv[0] = (char *)(access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig");
+	if (cvm_fmt(cache, sizeof(cache), "%s/etc/ld.so.cache", rp->ctx->root) < 0 ||
+	    access(cache, R_OK) < 0 || pipe2(pfd, O_CLOEXEC) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], STDOUT_FILENO);
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	if (pid > 0) {
+		ssize_t k;
+		while (o < sizeof(rp->cache) - 1 &&
+		       (k = read(pfd[0], rp->cache + o, sizeof(rp->cache) - 1 - o)) > 0)
+			o += (size_t)k;
+		waitpid(pid, &status, 0);
+	}
+	rp->cache[o] = '\0';
+	close(pfd[0]);
+}
+
+/* The folder the loader cache names for soname, or "" (paths inside the root). */
+static void cache_dir(const struct report *rp, const char *soname, char *out, size_t len)
+{
+	size_t sl = strlen(soname);
+
+	out[0] = '\0';
+	for (const char *p = rp->cache; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, soname, sl) || p[sl] != ' ')
+			continue;
+		const char *arrow = strstr(p, "=> ");
+		if (!arrow)
+			continue;
+		size_t n = strcspn(arrow + 3, "\n");
+		snprintf(out, len, "%.*s", (int)n, arrow + 3);
+		char *slash = strrchr(out, '/');
+		if (slash)
+			*slash = '\0';
+		return;
+	}
+}
+
+int cvm_doctor_parse_driver(const char *text, char *out, size_t len)
+{
+	const char *p = strstr(text, "Kernel Module");
+
+	if (!p)
+		return -CVM_E_NOTFOUND;
+	p += 13;
+	while (*p == ' ' || *p == '\t')
+		p++;
+	size_t n = strspn(p, "0123456789.");
+	if (!n || n >= len)
+		return -CVM_E_NOTFOUND;
+	memcpy(out, p, n);
+	out[n] = '\0';
+	return 0;
+}
+
+const char *cvm_doctor_min_driver(int cuda_major)
+{
+	switch (cuda_major) {
+	case 11:
+		return "450.80.02";
+	case 12:
+		return "525.60.13";
+	case 13:
+		return "580.65.06";
+	default:
+		return NULL;
+	}
+}
+
+static bool older(const char *have, const char *need)
+{
+	struct cvm_version a, b;
+
+	return cvm_version_parse(have, &a) == 0 && cvm_version_parse(need, &b) == 0 &&
+	       cvm_version_cmp(&a, &b) < 0;
+}
+
+/* The per-copy checks: readable, whole, linked, complete, one major. */
+static void check_copy(struct report *rp, const struct copy *c)
+{
+	static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train",
+					     "adv_infer", "adv_train", NULL };
+	static const char *const subs9[] = { "ops", "cnn", "adv", "graph", "heuristic",
+					     "engines_precompiled", "engines_runtime_compiled", NULL };
+	const char *const *subs = c->major >= 9 ? subs9 : subs8;
+	const char *d = shown(rp, c->dir);
+	char path[PATH_MAX], hv[32], lv[32], fix[PATH_MAX + 64];
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+
+	version_str(c->header, hv, sizeof(hv));
+	version_str(c->library, lv, sizeof(lv));
+	if (!c->library)
+		problem(rp, "reinstall it; 'cudnnvm verify' names damaged files of managed versions",
+			"%s/libcudnn.so.%d does not load", d, c->major);
+	if (c->header && c->library && c->header != c->library)
+		problem(rp, c->managed ? "cudnnvm use <version> puts headers and libraries of one "
+			"version back" : "remove the stray headers or libraries, or 'cudnnvm adopt' "
+			"the copy after making it whole",
+			"%s: headers say cuDNN %s, the library is %s%s", d, hv, lv,
+			(c->header >= 90000) != (c->library >= 90000) ? " (different majors)" : "");
+	dir = opendir(c->dir);
+	while (dir && (de = readdir(dir))) {
+		if (strncmp(de->d_name, "libcudnn", 8))
+			continue;
+		if (cvm_fmt(path, sizeof(path), "%s/%s", c->dir, de->d_name) < 0)
+			continue;
+		if (stat(path, &st) < 0) {
+			(void)cvm_fmt(fix, sizeof(fix), "remove the link or reinstall (ls -l %s/%s)", d,
+				      de->d_name);
+			problem(rp, fix, "%s/%s is a broken link", d, de->d_name);
+			continue;
+		}
+		if (!(st.st_mode & S_IROTH)) {
+			(void)cvm_fmt(fix, sizeof(fix), "chmod a+r %s/%s", d, de->d_name);
+			problem(rp, fix, "%s/%s is not readable by other users", d, de->d_name);
+		}
+		if (st.st_size == 0)
+			problem(rp, "reinstall it (a copy that ran out of space or was cut short)",
+				"%s/%s is empty", d, de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	char missing[512] = "";
+	for (size_t i = 0; subs[i]; i++) {
+		if (cvm_fmt(path, sizeof(path), "%s/libcudnn_%s.so.%d", c->dir, subs[i], c->major) < 0 ||
+		    access(path, F_OK) == 0)
+			continue;
+		size_t o = strlen(missing);
+		snprintf(missing + o, sizeof(missing) - o, "%slibcudnn_%s.so.%d", o ? ", " : "", subs[i],
+			 c->major);
+	}
+	if (missing[0])
+		problem(rp, "copy every libcudnn_* file of the release, or install it with cudnnvm",
+			"%s lacks %s: cuDNN %d loads sub-libraries at the first convolution and fails "
+			"there", d, missing, c->major);
+}
+
+/* Which copy a program built against tk would load, in the loader's order. */
+static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_json *jt)
+{
+	char libdir[PATH_MAX], inner[PATH_MAX], res[PATH_MAX], lib[PATH_MAX], real[PATH_MAX];
+	char cdir[PATH_MAX], why[128] = "", from[PATH_MAX] = "", cuda[16], id[160], conf[PATH_MAX];
+	const char *ldp = getenv("LD_LIBRARY_PATH");
+	const struct copy *own = NULL, *chosen = NULL;
+	int major = 0;
+
+	cvm_toolkit_name(tk, cuda, sizeof(cuda));
+	if (cvm_fmt(inner, sizeof(inner), "%s/lib64", tk->display) < 0 ||
+	    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) < 0)
+		if (cvm_fmt(inner, sizeof(inner), "%s/lib", tk->display) < 0 ||
+		    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) < 0)
+			return;
+	snprintf(libdir, sizeof(libdir), "%s%s", rp->ctx->root, res);
+	/* By what the toolkit's library resolves to: a managed one is the store's copy. */
+	for (int m = 9; m >= 7 && !own; m--) {
+		if (cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", libdir, m) < 0 || !realpath(lib, real))
+			continue;
+		for (size_t i = 0; i < rp->n; i++)
+			if (!strcmp(rp->c[i].real, real))
+				own = &rp->c[i];
+	}
+	major = own ? own->major : 9;
+	/* LD_LIBRARY_PATH first, then the toolkit's folder, then the cache, then /lib and /usr/lib. */
+	for (const char *p = ldp ? ldp : "", *q; *p && !chosen; p = *q ? q + 1 : q) {
+		q = strchrnul(p, ':');
+		snprintf(cdir, sizeof(cdir), "%.*s", (int)(q - p), p);
+		if (!*cdir || cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", cdir, major) < 0 ||
+		    !realpath(lib, real))
+			continue;
+		for (size_t i = 0; i < rp->n; i++)
+			if (!strcmp(rp->c[i].real, real))
+				chosen = &rp->c[i];
+		snprintf(why, sizeof(why), "it comes first on LD_LIBRARY_PATH");
+	}
+	if (!chosen && own) {
+		chosen = own;
+		snprintf(why, sizeof(why), "the toolkit's own lib folder (on LD_LIBRARY_PATH or rpath)");
+	}
+	if (!chosen) {
+		char so[32];
+		snprintf(so, sizeof(so), "libcudnn.so.%d", major);
+		cache_dir(rp, so, from, sizeof(from));
+		if (*from) {
+			snprintf(cdir, sizeof(cdir), "%s%s", rp->ctx->root, from);
+			for (size_t i = 0; i < rp->n; i++)
+				if (!strcmp(rp->c[i].dir, cdir))
+					chosen = &rp->c[i];
+			snprintf(why, sizeof(why), "the loader cache (ldconfig) names it");
+		}
+	}
+	if (jt) {
+		cvm_json_set(jt, "cuda", cvm_json_string(cuda));
+		cvm_json_set(jt, "toolkit", cvm_json_string(tk->display));
+		cvm_json_set(jt, "loads", cvm_json_string(chosen ? shown(rp, chosen->real) : NULL));
+		cvm_json_set(jt, "why", cvm_json_string(chosen ? why : "no cuDNN found"));
+	} else if (chosen) {
+		char v[32];
+		version_str(chosen->library, v, sizeof(v));
+		cvm_info("CUDA %s (%s): programs load %s (cuDNN %s): %s", cuda, tk->display,
+			 shown(rp, chosen->real), v, why);
+	} else {
+		cvm_info("CUDA %s (%s): no cuDNN a program could load", cuda, tk->display);
+	}
+	if (chosen && own && chosen != own) {
+		char v1[32], v2[32];
+		version_str(chosen->library, v1, sizeof(v1));
+		version_str(own->library, v2, sizeof(v2));
+		problem(rp, "remove that folder from LD_LIBRARY_PATH, or select versions with "
+			"'cudnnvm exec' / 'cudnnvm env'",
+			"a program using CUDA %s loads cuDNN %s from %s, not the toolkit's own %s (%s)",
+			cuda, v1, shown(rp, chosen->dir), v2, shown(rp, own->dir));
+	}
+	if (chosen && chosen->cudart && (int)(chosen->cudart / 1000) != tk->major)
+		problem(rp, "install the build for this CUDA major ('cudnnvm install <version> --cuda "
+			"<X.Y>') and 'cudnnvm use' it",
+			"%s is built for CUDA %lu, but the toolkit is CUDA %s", shown(rp, chosen->real),
+			chosen->cudart / 1000, cuda);
+	/* A managed toolkit must be in the loader configuration, and the cache must know it. */
+	if (rp->ctx->store_open && cvm_active_get(&rp->ctx->store, cuda, id, sizeof(id)) == 0) {
+		snprintf(conf, sizeof(conf), "%s/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf", rp->ctx->root,
+			 cuda);
+		if (access(conf, F_OK) < 0)
+			problem(rp, "run 'cudnnvm use' again for this toolkit",
+				"/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf is missing: the loader cache does "
+				"not know %s", cuda, id);
+		else if (rp->cache[0]) {
+			char want[PATH_MAX];
+			snprintf(want, sizeof(want), "%s/active/cuda-%s/lib/libcudnn.so", rp->ctx->store.display,
+				 cuda);
+			if (!strstr(rp->cache, want))
+				problem(rp, "run ldconfig", "the loader cache is stale: it has no entry "
+					"for %s", want);
+		}
+	}
+}
+
+int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
+{
+	struct report rp = { .ctx = ctx };
+	struct cvm_toolkit *t = NULL;
+	char dir[PATH_MAX], where[64], drv[64] = "", *text = NULL, **ids = NULL;
+	const char *ldp = getenv("LD_LIBRARY_PATH"), *home = getenv("HOME");
+	cvm_json *jcopies = NULL, *jtk = NULL;
+	size_t nt = 0, nids = 0, len;
+
+	if (json) {
+		jcopies = cvm_json_array();
+		jtk = cvm_json_array();
+		rp.jproblems = cvm_json_array();
+		cvm_json_set(json, "copies", jcopies);
+		cvm_json_set(json, "toolkits", jtk);
+		cvm_json_set(json, "problems", rp.jproblems);
+	}
+	read_cache(&rp);
+	/* 1. the store */
+	if (ctx->store_open && cvm_store_list(&ctx->store, &ids, &nids) == 0)
+		for (size_t i = 0; i < nids; i++) {
+			snprintf(dir, sizeof(dir), "%s/versions/%s/lib", ctx->store.path, ids[i]);
+			consider(&rp, dir, "store", true);
+		}
+	cvm_strv_free(ids, nids);
+	/* 2. each toolkit */
+	if (cvm_toolkits_find(ctx->root, &t, &nt) < 0)
+		nt = 0;
+	for (size_t i = 0; i < nt; i++) {
+		char inner[PATH_MAX], res[PATH_MAX];
+		snprintf(where, sizeof(where), "CUDA %d.%d toolkit", t[i].major, t[i].minor);
+		for (const char *sub = "lib64"; sub; sub = strcmp(sub, "lib64") ? NULL : "lib") {
+			if (cvm_fmt(inner, sizeof(inner), "%s/%s", t[i].display, sub) == 0 &&
+			    cvm_resolve_in_root(ctx->root, inner, res, sizeof(res)) == 0) {
+				snprintf(dir, sizeof(dir), "%s%s", ctx->root, res);
+				consider(&rp, dir, where, false);
+				break;
+			}
+		}
+	}
+	/* 3. LD_LIBRARY_PATH (host paths, as the loader reads them) */
+	for (const char *p = ldp ? ldp : "", *q; *p; p = *q ? q + 1 : q) {
+		q = strchrnul(p, ':');
+		snprintf(dir, sizeof(dir), "%.*s", (int)(q - p), p);
+		if (*dir)
+			consider(&rp, dir, "LD_LIBRARY_PATH", false);
+	}
+	/* 4. the loader's folders, conda environments, pip wheels */
+	consider_glob(&rp, "/usr/lib/x86_64-linux-gnu", "system");
+	consider_glob(&rp, "/usr/lib/aarch64-linux-gnu", "system");
+	consider_glob(&rp, "/usr/lib64", "system");
+	consider_glob(&rp, "/usr/local/lib", "system");
+	consider_glob(&rp, "/opt/conda/lib", "conda");
+	consider_glob(&rp, "/opt/conda/envs/*/lib", "conda");
+	consider_glob(&rp, "/usr/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
+	consider_glob(&rp, "/usr/local/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
+	if (getenv("CONDA_PREFIX") && cvm_fmt(dir, sizeof(dir), "%s/lib", getenv("CONDA_PREFIX")) == 0)
+		consider(&rp, dir, "conda", false);
+	if (home && !ctx->root[0]) {
+		static const char *const pats[] = {
+			"%s/miniconda3/envs/*/lib", "%s/anaconda3/envs/*/lib", "%s/miniconda3/lib",
+			"%s/.local/lib/python3*/site-packages/nvidia/cudnn/lib",
+		};
+		for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
+			char pat[PATH_MAX];
+			glob_t g;
+			snprintf(pat, sizeof(pat), pats[i], home);
+			if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
+				continue;
+			for (size_t k = 0; k < g.gl_pathc; k++)
+				consider(&rp, g.gl_pathv[k], strstr(pat, "nvidia") ? "pip wheel" : "conda",
+					 false);
+			globfree(&g);
+		}
+	}
+	if (!json)
+		cvm_info("cuDNN copies found: %zu", rp.n);
+	for (size_t i = 0; i < rp.n; i++) {
+		char hv[32], lv[32];
+		const struct copy *c = &rp.c[i];
+		version_str(c->header, hv, sizeof(hv));
+		version_str(c->library, lv, sizeof(lv));
+		if (jcopies) {
+			cvm_json *o = cvm_json_object();
+			cvm_json_set(o, "path", cvm_json_string(shown(&rp, c->real)));
+			cvm_json_set(o, "where", cvm_json_string(c->where));
+			cvm_json_set(o, "managed", cvm_json_bool(c->managed));
+			cvm_json_set(o, "header_version", cvm_json_integer((int64_t)c->header));
+			cvm_json_set(o, "library_version", cvm_json_integer((int64_t)c->library));
+			cvm_json_set(o, "cudart_version", cvm_json_integer((int64_t)c->cudart));
+			cvm_json_append(jcopies, o);
+		} else {
+			cvm_info("  %-9s headers %-8s %-18s %-12s %s", lv, hv, c->where,
+				 c->managed ? "managed" : "not managed", shown(&rp, c->dir));
+		}
+	}
+	/* The driver, against what the builds need. */
+	if (cvm_read_file_at(AT_FDCWD, "/proc/driver/nvidia/version", 1 << 16, &text, &len) == 0) {
+		cvm_doctor_parse_driver(text, drv, sizeof(drv));
+		free(text);
+	}
+	if (json)
+		cvm_json_set(json, "driver", cvm_json_string(drv[0] ? drv : NULL));
+	else
+		cvm_info("NVIDIA driver: %s", drv[0] ? drv : "none loaded (no GPU part can run here)");
+	for (size_t i = 0; i < rp.n; i++) {
+		const char *need = cvm_doctor_min_driver((int)(rp.c[i].cudart / 1000));
+		check_copy(&rp, &rp.c[i]);
+		if (drv[0] && need && older(drv, need)) {
+			char fix[128];
+			snprintf(fix, sizeof(fix), "upgrade the NVIDIA driver to %s or newer", need);
+			problem(&rp, fix, "%s is built for CUDA %lu, which needs driver %s; this one is %s",
+				shown(&rp, rp.c[i].dir), rp.c[i].cudart / 1000, need, drv);
+		}
+	}
+	for (size_t i = 0; i < nt; i++) {
+		cvm_json *o = jtk ? cvm_json_object() : NULL;
+		check_toolkit(&rp, &t[i], o);
+		if (o)
+			cvm_json_append(jtk, o);
+	}
+	if (!json)
+		cvm_info(rp.problems ? "%zu problem%s found" : "no problems found", rp.problems,
+			 rp.problems == 1 ? "" : "s");
+	cvm_toolkits_free(t, nt);
+	free(rp.c);
+	return rp.problems ? 1 : 0;
+}
