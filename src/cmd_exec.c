@@ -36,8 +36,13 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 	char id[160], dir[PATH_MAX];
 	int c, r;
 
-	/* "+": stop at VERSION or "--"; everything after "--" is the command's. */
-	while ((c = getopt_long(argc, argv, "+" CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+	/* Everything after "--" is the command's: options are parsed only before it. */
+	int dashes = 1;
+	while (dashes < argc && strcmp(argv[dashes], "--"))
+		dashes++;
+	if (dashes >= argc || dashes + 1 >= argc)
+		return cvm_usage("exec", "a command is needed after '--': cudnnvm exec VERSION -- CMD ...");
+	while ((c = getopt_long(dashes, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
 		if (cvm_cli_common_opt(c))
 			continue;
 		if (c == 'c') {
@@ -46,12 +51,11 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 		}
 		return cvm_usage_bad_option("exec", argv);
 	}
-	if (optind < argc && strcmp(argv[optind - 1], "--") && strcmp(argv[optind], "--"))
-		spec = argv[optind++];
-	if (optind < argc && !strcmp(argv[optind], "--"))
-		optind++;
-	if (optind >= argc)
-		return cvm_usage("exec", "a command is needed: cudnnvm exec VERSION -- CMD ...");
+	if (dashes - optind > 1)
+		return cvm_usage("exec", "at most one VERSION before '--'");
+	if (optind < dashes)
+		spec = argv[optind];
+	optind = dashes + 1;
 	r = cvm_select_version(ctx, spec, cuda, id, sizeof(id), dir, sizeof(dir));
 	if (r == 0)
 		r = cvm_store_check_safe(&ctx->store, id);

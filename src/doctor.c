@@ -465,6 +465,11 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 	consider_glob(&rp, "/opt/conda/envs/*/lib", "conda");
 	consider_glob(&rp, "/usr/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
 	consider_glob(&rp, "/usr/local/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
+	consider_glob(&rp, "/opt/*/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
+	if (getenv("VIRTUAL_ENV") &&
+	    cvm_fmt(dir, sizeof(dir), "%s/lib/python3*/site-packages/nvidia/cudnn/lib",
+		    getenv("VIRTUAL_ENV")) == 0 && !ctx->root[0])
+		consider_glob(&rp, dir, "pip wheel");
 	if (getenv("CONDA_PREFIX") && cvm_fmt(dir, sizeof(dir), "%s/lib", getenv("CONDA_PREFIX")) == 0)
 		consider(&rp, dir, "conda", false);
 	if (home && !ctx->root[0]) {

@@ -496,13 +496,18 @@ static const char *unsafe_why(const struct stat *st)
 
 int cvm_store_check_safe(struct cvm_store *s, const char *id)
 {
-	char sub[4096];
-	const char *names[3] = { ".", "versions", NULL }, *why;
+	char sub[3][4096];
+	const char *names[5] = { ".", "versions", NULL, NULL, NULL }, *why;
 	struct stat st;
 
-	if (id && cvm_fmt(sub, sizeof(sub), "versions/%s", id) == 0)
-		names[2] = sub;
-	for (size_t i = 0; i < 3; i++) {
+	if (id && cvm_fmt(sub[0], sizeof(sub[0]), "versions/%s", id) == 0 &&
+	    cvm_fmt(sub[1], sizeof(sub[1]), "versions/%s/lib", id) == 0 &&
+	    cvm_fmt(sub[2], sizeof(sub[2]), "versions/%s/include", id) == 0) {
+		names[2] = sub[0];
+		names[3] = sub[1];
+		names[4] = sub[2];
+	}
+	for (size_t i = 0; i < 5; i++) {
 		if (!names[i] || fstatat(s->fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		why = unsafe_why(&st);

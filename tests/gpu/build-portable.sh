@@ -1,0 +1,17 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# Builds a cudnnvm that runs on a GPU machine without libarchive (Ubuntu 24.04
+# with glibc >= 2.34): libarchive linked statically, everything else from the
+# system. The result is tests/gpu/bin/cudnnvm (not committed).
+set -eu
+cd "$(dirname "$0")/../.."
+O=build-portable
+make -s O=$O CVM_TEST=0 "$O/libcvm.a" "$O/main.o" >/dev/null
+make -s O=$O $(for f in src/cmd_*.c; do b=${f##*/}; echo "$O/${b%.c}.o"; done) >/dev/null
+L=$(pkg-config --variable=libdir libarchive)
+mkdir -p tests/gpu/bin
+# libarchive's readers pull in its zip codecs (bzip2, zstd) and its crypto (nettle): those are on the GPU machine.
+cc -pie -Wl,-z,relro,-z,now -o tests/gpu/bin/cudnnvm "$O"/main.o "$O"/cmd_*.o "$O"/libcvm.a \
+	-Wl,-Bstatic -larchive -Wl,-Bdynamic $(pkg-config --libs libcrypto jansson liblzma zlib) \
+	"$L/libbz2.so.1.0" "$L/libzstd.so.1" "$L/libnettle.so.8" -lpthread -ldl -lm
+echo tests/gpu/bin/cudnnvm
