@@ -85,14 +85,18 @@ static void version_str(unsigned long v, char *buf, size_t len)
 /* Reads the header version of the include folder next to a lib folder. */
 static unsigned long header_near(const char *libdir)
 {
+	/* The toolkit's and the wheel's ../include; Debian's packages: /usr/include/<triplet>/_v9. */
 	static const char *const rel[] = { "../include/cudnn_version.h", "../../include/cudnn_version.h",
-					   "../include/cudnn.h" };
-	char path[PATH_MAX], *text = NULL;
+					   "../../include/%s/cudnn_version_v9.h",
+					   "../../include/%s/cudnn_version_v8.h", "../include/cudnn.h" };
+	const char *triplet = strrchr(libdir, '/') ? strrchr(libdir, '/') + 1 : libdir;
+	char path[PATH_MAX], sub[256], *text = NULL;
 	struct cvm_version v;
 	size_t len;
 
 	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if (cvm_fmt(path, sizeof(path), "%s/%s", libdir, rel[i]) < 0 ||
+		if (cvm_fmt(sub, sizeof(sub), rel[i], triplet) < 0 ||
+		    cvm_fmt(path, sizeof(path), "%s/%s", libdir, sub) < 0 ||
 		    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) < 0)
 			continue;
 		int r = cvm_cudnn_header_version(text, len, &v);
@@ -207,6 +211,44 @@ static void cache_dir(const struct report *rp, const char *soname, char *out, si
 			*slash = '\0';
 		return;
 	}
+}
+
+/* Containers often hide /proc/driver/nvidia: nvidia-smi still knows the version. */
+static void driver_from_smi(char *out, size_t len)
+{
+	char *argv[] = { (char *)"nvidia-smi", (char *)"--query-gpu=driver_version",
+			 (char *)"--format=csv,noheader", NULL };
+	char buf[256];
+	int pfd[2], status;
+	ssize_t k = 0;
+	pid_t pid;
+
+	out[0] = '\0';
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], STDOUT_FILENO);
+		int devnull = open("/dev/null", O_WRONLY);
+		if (devnull >= 0)
+			dup2(devnull, STDERR_FILENO);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	if (pid > 0) {
+		k = read(pfd[0], buf, sizeof(buf) - 1);
+		waitpid(pid, &status, 0);
+		if (k > 0 && WIFEXITED(status) && !WEXITSTATUS(status)) {
+			buf[k] = '\0';
+			size_t n = strspn(buf, "0123456789.");
+			if (n && n < len) {
+				memcpy(out, buf, n);
+				out[n] = '\0';
+			}
+		}
+	}
+	close(pfd[0]);
 }
 
 int cvm_doctor_parse_driver(const char *text, char *out, size_t len)
@@ -355,10 +397,10 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 		char so[32];
 		snprintf(so, sizeof(so), "libcudnn.so.%d", major);
 		cache_dir(rp, so, from, sizeof(from));
-		if (*from) {
-			snprintf(cdir, sizeof(cdir), "%s%s", rp->ctx->root, from);
+		if (*from && cvm_fmt(lib, sizeof(lib), "%s%s/%s", rp->ctx->root, from, so) == 0 &&
+		    realpath(lib, real)) {
 			for (size_t i = 0; i < rp->n; i++)
-				if (!strcmp(rp->c[i].dir, cdir))
+				if (!strcmp(rp->c[i].real, real))
 					chosen = &rp->c[i];
 			snprintf(why, sizeof(why), "the loader cache (ldconfig) names it");
 		}
@@ -427,6 +469,18 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		cvm_json_set(json, "problems", rp.jproblems);
 	}
 	read_cache(&rp);
+	/* 0. whatever the loader cache knows */
+	for (const char *p = rp.cache; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
+		const char *arrow = strstr(p, "=> "), *eol = strchrnul(p, '\n');
+		char *slash;
+		if (!arrow || arrow > eol || !strstr(p, "libcudnn.so.") || strstr(p, "libcudnn.so.") > eol)
+			continue;
+		snprintf(dir, sizeof(dir), "%s%.*s", ctx->root, (int)(eol - arrow - 3), arrow + 3);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		consider(&rp, dir, "loader cache", false);
+	}
 	/* 1. the store */
 	if (ctx->store_open && cvm_store_list(&ctx->store, &ids, &nids) == 0)
 		for (size_t i = 0; i < nids; i++) {
@@ -466,6 +520,8 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 	consider_glob(&rp, "/usr/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
 	consider_glob(&rp, "/usr/local/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
 	consider_glob(&rp, "/opt/*/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
+	consider_glob(&rp, "/opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
+	consider_glob(&rp, "/opt/*/*/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
 	if (getenv("VIRTUAL_ENV") &&
 	    cvm_fmt(dir, sizeof(dir), "%s/lib/python3*/site-packages/nvidia/cudnn/lib",
 		    getenv("VIRTUAL_ENV")) == 0 && !ctx->root[0])
@@ -515,6 +571,8 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		cvm_doctor_parse_driver(text, drv, sizeof(drv));
 		free(text);
 	}
+	if (!drv[0])
+		driver_from_smi(drv, sizeof(drv));
 	if (json)
 		cvm_json_set(json, "driver", cvm_json_string(drv[0] ? drv : NULL));
 	else

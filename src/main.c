@@ -27,6 +27,8 @@ struct command {
 /* The dispatcher opens and locks the store as each command's flags say. */
 static const struct command commands[] = {
 	{ "install", cvm_cmd_install, CVM_CMD_WRITE, "install a cuDNN release into the store" },
+	{ "fetch", cvm_cmd_fetch, CVM_CMD_WRITE, "download an archive into the cache only" },
+	{ "cache", cvm_cmd_cache, CVM_CMD_WRITE, "the downloaded archives: cache list | cache clean [--all]" },
 	{ "list", cvm_cmd_list, CVM_CMD_STORE, "installed versions (--available: the catalogue)" },
 	{ "verify", cvm_cmd_verify, CVM_CMD_STORE, "re-hash installed files against their record" },
 	{ "uninstall", cvm_cmd_uninstall, CVM_CMD_WRITE, "remove an installed version" },

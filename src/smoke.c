@@ -399,8 +399,10 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 		goto out;
 	}
 	if (WIFSIGNALED(res->status)) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: loading %s killed the process (signal %d, %s)",
-			    cvm_safe(libpath), WTERMSIG(res->status), strsignal(WTERMSIG(res->status)));
+		r = cvm_err(-CVM_E_SMOKE, "smoke test: loading %s killed the process (signal %d, %s)%s",
+			    cvm_safe(libpath), WTERMSIG(res->status), strsignal(WTERMSIG(res->status)),
+			    WTERMSIG(res->status) == SIGBUS ? ": a library file is shorter than its "
+			    "contents say (truncated?); 'cudnnvm verify' names it" : "");
 		goto out;
 	}
 	if (!get(res, "version", val, sizeof(val))) {
@@ -487,7 +489,7 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 				 r == 0 ? "all from the activated version" : "see above");
 	}
 	if (get(res, "driver", val, sizeof(val)))
-		add_int(gpu, "driver_version", strtol(val, NULL, 10));
+		add_int(gpu, "cuda_driver_version", strtol(val, NULL, 10));
 	if (json) {
 		cvm_json_set(json, "gpu", gpu);
 		cvm_json_set(json, "loaded", mapped);

@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_CONFIG_H
+#define CUDNNVM_CONFIG_H
+
+/*
+ * ROOT/etc/cudnnvm.conf: "key = value" lines, "#" comments, blank lines.
+ * Known keys: mirror. Unknown keys are ignored (a newer cudnnvm may know them).
+ */
+#include <stddef.h>
+
+/* The value of key in text: 1 and val filled, 0 when absent, -CVM_E_USAGE for a malformed line. */
+int cvm_config_parse(const char *text, size_t len, const char *key, char *val, size_t vlen,
+		     int *bad_line);
+
+/* The same from ROOT/etc/cudnnvm.conf (a missing file is empty); errors name the file and line. */
+int cvm_config_get(const char *root, const char *key, char *val, size_t vlen);
+
+#endif

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/* fetch: download a release's archive into the cache only (to prepare an offline machine). */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cudnnvm/cache.h"
+#include "cudnnvm/cli.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/manifest.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/toolkit.h"
+
+int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		{ "platform", required_argument, NULL, 'p' },
+		{ "connect-timeout", required_argument, NULL, 'C' },
+		{ "low-speed-time", required_argument, NULL, 'L' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cvm_fetch_opts fo = { .retries = -1 };
+	struct cvm_catalogue cat = { 0 };
+	const struct cvm_release *rel;
+	const struct cvm_build *b;
+	const char *cuda = NULL, *platform = NULL;
+	char path[PATH_MAX];
+	int c, r, major = 0, minor, fd = -1;
+	bool verified;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		switch (c) {
+		case 'c':
+			cuda = optarg;
+			break;
+		case 'p':
+			platform = optarg;
+			break;
+		case 'C':
+			fo.connect_timeout_s = atol(optarg);
+			break;
+		case 'L':
+			fo.low_speed_time_s = atol(optarg);
+			break;
+		default:
+			return cvm_usage_bad_option("fetch", argv);
+		}
+	}
+	if (optind + 1 != argc)
+		return cvm_usage("fetch", "one VERSION is needed, e.g. 8.9.7");
+	if (!cuda)
+		return cvm_usage("fetch", "--cuda X.Y is needed (the machine it is for may have another toolkit)");
+	if (cvm_cuda_parse(cuda, &major, &minor) < 0)
+		return cvm_usage("fetch", "--cuda '%s': expected a CUDA version such as 12.4", cvm_safe(cuda));
+	if (!platform)
+		platform = cvm_host_platform();
+	r = cvm_catalogue_load(&cat, ctx->manifests);
+	if (r == 0)
+		r = cvm_catalogue_resolve(&cat, argv[optind], major, platform, &rel, &b);
+	if (r < 0)
+		goto out;
+	fd = cvm_cache_open(ctx, b, false, false, &fo, path, sizeof(path), &verified);
+	if (fd >= 0 && !verified && cvm_cache_check(fd, b, path) < 0) {
+		close(fd);
+		cvm_cache_discard(ctx, b);
+		fd = cvm_cache_open(ctx, b, false, true, &fo, path, sizeof(path), &verified);
+	}
+	if (fd < 0) {
+		r = fd;
+		goto out;
+	}
+	if (cvm_out.json) {
+		cvm_json *o = cvm_json_object();
+		cvm_json_set(o, "file", cvm_json_string(path));
+		cvm_json_set(o, "version", cvm_json_string(b->version_str));
+		cvm_json_set(o, "sha256", cvm_json_string(b->sha256));
+		cvm_json_set(o, "downloaded", cvm_json_bool(verified));
+		r = cvm_json_print(o);
+		cvm_json_free(o);
+	} else {
+		cvm_info("%s %s (SHA-256 matches): install it offline with "
+			 "'cudnnvm install %s --cuda %s --offline'", verified ? "downloaded" : "cached",
+			 path, rel->label, cuda);
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	cvm_catalogue_release(&cat);
+	return r;
+}

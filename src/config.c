@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudnnvm/config.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/out.h"
+
+static const char *trim(const char *s, const char *e, const char **end)
+{
+	while (s < e && (*s == ' ' || *s == '\t'))
+		s++;
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
+		e--;
+	*end = e;
+	return s;
+}
+
+int cvm_config_parse(const char *text, size_t len, const char *key, char *val, size_t vlen,
+		     int *bad_line)
+{
+	const char *p = text, *end = text + len;
+	size_t kl = strlen(key);
+	int line = 0, found = 0;
+
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *s, *e, *eq, *ke, *vs, *ve;
+		if (!eol)
+			eol = end;
+		line++;
+		s = trim(p, eol, &e);
+		p = eol + 1;
+		if (s == e || *s == '#')
+			continue;
+		eq = memchr(s, '=', (size_t)(e - s));
+		if (!eq || memchr(s, '\0', (size_t)(e - s))) {
+			if (bad_line)
+				*bad_line = line;
+			return -CVM_E_USAGE;
+		}
+		s = trim(s, eq, &ke);
+		vs = trim(eq + 1, e, &ve);
+		if (s == ke) {
+			if (bad_line)
+				*bad_line = line;
+			return -CVM_E_USAGE;
+		}
+		if ((size_t)(ke - s) != kl || strncmp(s, key, kl))
+			continue;
+		if ((size_t)(ve - vs) >= vlen) {
+			if (bad_line)
+				*bad_line = line;
+			return -CVM_E_USAGE;
+		}
+		/* The last one wins, as in most configuration files. */
+		memcpy(val, vs, (size_t)(ve - vs));
+		val[ve - vs] = '\0';
+		found = 1;
+	}
+	return found;
+}
+
+int cvm_config_get(const char *root, const char *key, char *val, size_t vlen)
+{
+	char path[4096], *text = NULL;
+	size_t len;
+	int r, line = 0;
+
+	r = cvm_fmt(path, sizeof(path), "%s/etc/cudnnvm.conf", root);
+	if (r < 0)
+		return r;
+	r = cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return cvm_err(r, "cannot read '/etc/cudnnvm.conf': %s", strerror(-r));
+	r = cvm_config_parse(text, len, key, val, vlen, &line);
+	free(text);
+	if (r < 0)
+		return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf' line %d: expected 'key = value'", line);
+	return r;
+}

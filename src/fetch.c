@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "cudnnvm/digest.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/fault.h"
+#include "cudnnvm/fetch.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/out.h"
+
+struct xfer {
+	int fd;
+	struct cvm_sha256 *sha;
+	uint64_t have;			/* bytes in the .part (hashed) */
+	uint64_t resumed_from;		/* what this request asked to skip */
+	bool checked;			/* first write: did the server honour Range? */
+	bool restarted;			/* it did not: started over */
+	int error;			/* -errno from a write */
+	struct cvm_progress pr;
+	CURL *curl;
+};
+
+bool cvm_fetch_supported(const char *url)
+{
+	return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8) ||
+	       !strncmp(url, "file://", 7);
+}
+
+/* Starts the .part over: truncated, hash reset. */
+static int restart(struct xfer *x)
+{
+	cvm_sha256_free(x->sha);
+	x->sha = cvm_sha256_new();
+	x->have = 0;
+	if (!x->sha)
+		return -ENOMEM;
+	if (ftruncate(x->fd, 0) < 0 || lseek(x->fd, 0, SEEK_SET) < 0)
+		return -errno;
+	return 0;
+}
+
+static size_t on_data(char *buf, size_t sz, size_t n, void *arg)
+{
+	struct xfer *x = arg;
+	size_t len = sz * n;
+	long code = 0;
+	int r;
+
+	if (!x->checked) {
+		x->checked = true;
+		curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
+		/* 200 to a Range request: the whole file comes again. */
+		if (x->resumed_from && code == 200) {
+			cvm_verbose("the server ignored the Range request: starting over");
+			r = restart(x);
+			if (r < 0) {
+				x->error = r;
+				return 0;
+			}
+			x->restarted = true;
+		}
+	}
+	r = cvm_write_all(x->fd, buf, len);
+	if (r == 0)
+		r = cvm_sha256_update(x->sha, buf, len);
+	if (r < 0) {
+		x->error = r;
+		return 0;
+	}
+	x->have += len;
+	cvm_progress_add(&x->pr, len);
+	cvm_fault("fetch-receiving");
+	return len;
+}
+
+/* Hashes what an earlier run left in the .part, so that the download resumes after it. */
+static int hash_part(struct xfer *x)
+{
+	unsigned char *buf = malloc(1 << 20);
+	uint64_t off = 0;
+	ssize_t k;
+	int r = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while ((k = pread(x->fd, buf, 1 << 20, (off_t)off)) > 0) {
+		r = cvm_sha256_update(x->sha, buf, (size_t)k);
+		if (r < 0)
+			break;
+		off += (uint64_t)k;
+	}
+	if (k < 0)
+		r = -errno;
+	free(buf);
+	x->have = off;
+	if (r == 0 && lseek(x->fd, (off_t)off, SEEK_SET) < 0)
+		r = -errno;
+	return r;
+}
+
+static bool transient(CURLcode c, long http)
+{
+	if (c == CURLE_HTTP_RETURNED_ERROR)
+		return http >= 500 || http == 408 || http == 429;
+	return c == CURLE_OPERATION_TIMEDOUT || c == CURLE_COULDNT_CONNECT ||
+	       c == CURLE_RECV_ERROR || c == CURLE_SEND_ERROR || c == CURLE_PARTIAL_FILE ||
+	       c == CURLE_GOT_NOTHING || c == CURLE_COULDNT_RESOLVE_HOST || c == CURLE_SSL_CONNECT_ERROR;
+}
+
+static int one_request(struct xfer *x, const char *url, const struct cvm_fetch_opts *o,
+		       CURLcode *code, long *http, char *err)
+{
+	CURL *c = curl_easy_init();
+
+	if (!c)
+		return -ENOMEM;
+	x->curl = c;
+	x->checked = false;
+	x->resumed_from = x->have;
+	err[0] = '\0';
+	curl_easy_setopt(c, CURLOPT_URL, url);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+	curl_easy_setopt(c, CURLOPT_USERAGENT, "cudnnvm/0.1");
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, o->connect_timeout_s > 0 ? o->connect_timeout_s : 30L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s > 0 ? o->low_speed_time_s : 60L);
+	/* Redirects may only go to the protocols we take (no ftp://, no scp://). */
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
+	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+#endif
+	if (x->have)
+		curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)x->have);
+	*code = curl_easy_perform(c);
+	*http = 0;
+	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, http);
+	curl_easy_cleanup(c);
+	x->curl = NULL;
+	return 0;
+}
+
+int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const char *sha256,
+	      const struct cvm_fetch_opts *o)
+{
+	static bool inited;
+	struct xfer x = { .fd = -1 };
+	char part[512], err[CURL_ERROR_SIZE], hex[CVM_SHA256_HEX];
+	uint8_t d[CVM_SHA256_LEN];
+	int tries = o->retries >= 0 ? o->retries : 4, r = 0, fd;
+	long delay_ms = 500;
+
+	if (!cvm_fetch_supported(url))
+		return cvm_err(-CVM_E_USAGE, "cannot download '%s': only http://, https:// and file:// "
+			       "mirrors are supported", cvm_safe(url));
+	if (!inited) {
+		curl_global_init(CURL_GLOBAL_DEFAULT);
+		inited = true;
+	}
+	r = cvm_fmt(part, sizeof(part), "%s.part", name);
+	if (r < 0)
+		return cvm_err(r, "cannot download '%s': name too long", cvm_safe(url));
+	x.fd = openat(dirfd, part, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	x.sha = cvm_sha256_new();
+	if (x.fd < 0 || !x.sha) {
+		r = cvm_err(x.fd < 0 ? -errno : -ENOMEM, "cannot write '%s' in the cache: %s", part,
+			    strerror(x.fd < 0 ? errno : ENOMEM));
+		goto out;
+	}
+	r = hash_part(&x);
+	if (r < 0) {
+		r = cvm_err(r, "cannot read '%s' in the cache: %s", part, strerror(-r));
+		goto out;
+	}
+	/* A .part as long as the file or longer cannot be resumed: start over. */
+	if (size && x.have >= size && x.have != size)
+		r = restart(&x);
+	if (x.have)
+		cvm_info("resuming the download of %s after %llu bytes", name,
+			 (unsigned long long)x.have);
+	cvm_progress_start(&x.pr, "download", size);
+	x.pr.done = x.have;
+	while (r == 0 && !(size && x.have == size)) {
+		CURLcode code;
+		long http;
+		uint64_t before = x.have;
+
+		r = one_request(&x, url, o, &code, &http, err);
+		if (r < 0)
+			break;
+		if (x.error) {
+			r = cvm_err(x.error, "cannot write '%s' in the cache: %s", part, strerror(-x.error));
+			break;
+		}
+		if (code == CURLE_OK)
+			break;
+		if (code == CURLE_RANGE_ERROR || http == 416) {
+			/* The .part does not fit what the server has: once from the start. */
+			r = restart(&x);
+			if (r == 0 && tries-- > 0)
+				continue;
+		}
+		if (!transient(code, http) || tries-- <= 0) {
+			cvm_progress_end(&x.pr);
+			if (code == CURLE_HTTP_RETURNED_ERROR)
+				r = cvm_err(http == 404 || http == 410 ? -CVM_E_NOTFOUND : -EIO,
+					    "cannot download '%s': HTTP %ld", cvm_safe(url), http);
+			else
+				r = cvm_err(code == CURLE_FILE_COULDNT_READ_FILE ? -CVM_E_NOTFOUND : -EIO,
+					    "cannot download '%s': %s", cvm_safe(url),
+					    cvm_safe(err[0] ? err : curl_easy_strerror(code)));
+			goto out;
+		}
+		cvm_warn("download of '%s' interrupted (%s) after %llu bytes; retrying in %ld ms",
+			 cvm_safe(url), err[0] ? cvm_safe(err) : curl_easy_strerror(code),
+			 (unsigned long long)x.have, delay_ms);
+		nanosleep(&(struct timespec){ .tv_sec = delay_ms / 1000,
+					      .tv_nsec = (delay_ms % 1000) * 1000000 }, NULL);
+		if (x.have > before)
+			delay_ms = 500;		/* progress: back to a short pause */
+		else if (delay_ms < 8000)
+			delay_ms *= 2;
+	}
+	cvm_progress_end(&x.pr);
+	if (r < 0)
+		goto out;
+	if (size && x.have != size) {
+		r = cvm_err(-CVM_E_INTEGRITY, "'%s' gave %llu bytes, the catalogue says %llu",
+			    cvm_safe(url), (unsigned long long)x.have, (unsigned long long)size);
+		unlinkat(dirfd, part, 0);
+		goto out;
+	}
+	r = cvm_sha256_final(x.sha, d);
+	if (r < 0)
+		goto out;
+	cvm_hex_encode(d, sizeof(d), hex);
+	if (strcmp(hex, sha256)) {
+		r = cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s, got %s "
+			    "(the download is removed)", cvm_safe(url), sha256, hex);
+		unlinkat(dirfd, part, 0);
+		goto out;
+	}
+	if (fsync(x.fd) < 0 || renameat(dirfd, part, dirfd, name) < 0) {
+		r = cvm_err(-errno, "cannot keep '%s' in the cache: %s", name, strerror(errno));
+		goto out;
+	}
+	(void)cvm_fsync_dir(dirfd);
+	cvm_verbose("downloaded %s (%llu bytes, SHA-256 matches)", name, (unsigned long long)x.have);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	r = fd < 0 ? cvm_err(-errno, "cannot open '%s' in the cache: %s", name, strerror(errno)) : fd;
+out:
+	/* Nothing came: nothing is left behind. Something came: kept for the next run to resume. */
+	if (r < 0 && x.fd >= 0 && x.have == 0)
+		unlinkat(dirfd, part, 0);
+	cvm_sha256_free(x.sha);
+	if (x.fd >= 0)
+		close(x.fd);
+	return r;
+}
