@@ -14,7 +14,7 @@ PKG_CONFIG ?= pkg-config
 CFLAGS ?= -O2 -g
 LDFLAGS ?=
 
-PKGS := libarchive libcrypto jansson
+PKGS := libarchive libcrypto jansson libcurl liblzma
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
 
