@@ -411,7 +411,11 @@ static int prepare(const struct cvm_switch *sw)
 			/* One of ours with another body (a store that moved): replaced atomically. */
 			r = replace_with_link(host, want.target[i]);
 		} else if (r == 0 && st == 2) {
-			r = -EEXIST;	/* recorded as ours but a file now: never overwritten */
+			/* Recorded as ours but a file now: never overwritten. */
+			r = cvm_err(-CVM_E_CONFLICT, "'%s' is a file, not the link cudnnvm made there "
+				    "(an interrupted adopt?): 'cudnnvm adopt --cuda %s' finishes it",
+				    cvm_safe(want.path[i]), sw->cuda);
+			goto out;
 		}
 		if (r < 0) {
 			r = cvm_err(r, "cannot create the link '%s': %s", cvm_safe(want.path[i]),

@@ -82,7 +82,10 @@ static int scan(const char *root, const char *dir, const char *sub, const char *
 			continue;
 		if (cvm_fmt(inner, sizeof(inner), "%s/%s", dir, de->d_name) < 0)
 			continue;
-		if (!is_managed(managed, nm, inner))
+		/* A recorded path that is a file again is what an interrupted adopt left. */
+		struct stat st;
+		if (!is_managed(managed, nm, inner) ||
+		    (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode)))
 			r = found_add(f, sub, de->d_name);
 	}
 	closedir(d);

@@ -83,27 +83,156 @@ use_ok() {
 	must "use $*"
 }
 
+# The checks below are done by one Python helper (a fork per file would make
+# them slow): act NAMES..., see the commands in it.
+PY=python3
+if [ -x /usr/bin/python3 ]; then
+	PY=/usr/bin/python3
+	# lib.sh's JSON checks call "python3": a version manager's shim in front
+	# of it costs a good part of a second a call, so the system one comes first.
+	if [ "$(command -v python3)" != /usr/bin/python3 ]; then
+		mkdir -p "$TEST_TMP/bin"
+		ln -sf /usr/bin/python3 "$TEST_TMP/bin/python3"
+		PATH=$TEST_TMP/bin:$PATH
+	fi
+fi
+cat >"$TEST_TMP/act.py" <<'EOF_PY'
+import hashlib, os, sys
+
+def names(tk):
+    """The cuDNN entries of a toolkit: include/cudnn*.h, lib/libcudnn* (sorted)."""
+    out = []
+    lib = os.path.realpath(os.path.join(tk, "lib64"))
+    for sub, d, pre, suf in (("include", os.path.join(tk, "include"), "cudnn", ".h"), ("lib", lib, "libcudnn", "")):
+        try:
+            for n in os.listdir(d):
+                if n.startswith(pre) and n.endswith(suf):
+                    out.append(sub + "/" + n)
+        except FileNotFoundError:
+            pass
+    return sorted(out)
+
+def vnames(vdir):
+    """The cuDNN names a version puts in a toolkit."""
+    out = []
+    for sub, pre, suf in (("include", "cudnn", ".h"), ("lib", "libcudnn", "")):
+        try:
+            for n in os.listdir(os.path.join(vdir, sub)):
+                if n.startswith(pre) and n.endswith(suf):
+                    out.append(sub + "/" + n)
+        except FileNotFoundError:
+            pass
+    return sorted(out)
+
+def path(tk, n):
+    sub, name = n.split("/", 1)
+    if sub == "include":
+        return os.path.join(tk, "include", name)
+    return os.path.join(os.path.realpath(os.path.join(tk, "lib64")), name)
+
+def problems(root, store, tk, cuda, vid):
+    vdir = os.path.join(store, "versions", vid)
+    if not os.path.isdir(vdir):
+        print("no version folder " + vdir)
+        return
+    want, have = vnames(vdir), names(tk)
+    for n in sorted(set(want) - set(have)):
+        print("missing in the toolkit: " + n)
+    for n in sorted(set(have) - set(want)):
+        print("not of the version (stale or foreign): " + n)
+    for n in have:
+        p = path(tk, n)
+        if not os.path.islink(p):
+            print("not a symlink: " + p)
+            continue
+        t = os.readlink(p)
+        sub, name = n.split("/", 1)
+        w = os.path.relpath(os.path.join(store, "active", "cuda-" + cuda, sub, name), os.path.dirname(p))
+        if t.startswith("/"):
+            print("absolute target: %s -> %s" % (p, t))
+        elif t != w:
+            print("target not through the active link: %s -> %s (want %s)" % (p, t, w))
+        if not os.path.exists(p) or os.path.realpath(p) != os.path.realpath(os.path.join(vdir, n)):
+            print("does not resolve into %s: %s -> %s" % (vid, p, os.path.realpath(p)))
+    lf = os.path.join(store, "toolkits", "cuda-%s.links" % cuda)
+    try:
+        lines = [l for l in open(lf).read().split("\n") if l]
+    except FileNotFoundError:
+        print("no " + lf)
+        return
+    listed = sorted(os.path.join(os.path.realpath(root + os.path.dirname(l)), os.path.basename(l)) for l in lines)
+    made = sorted(path(tk, n) for n in have)
+    for x in sorted(set(listed) - set(made)):
+        print("%s lists what is not in the toolkit: %s" % (lf, x))
+    for x in sorted(set(made) - set(listed)):
+        print("%s does not list: %s" % (lf, x))
+    if len(listed) != len(set(listed)):
+        print("%s lists a link twice" % lf)
+
+def one(store, tk):
+    vroot = os.path.realpath(os.path.join(store, "versions"))
+    ids = set()
+    for n in names(tk):
+        p = path(tk, n)
+        if not os.path.exists(p):
+            continue
+        r = os.path.realpath(p)
+        if r.startswith(vroot + "/") and "/" in r[len(vroot) + 1:]:
+            ids.add(r[len(vroot) + 1:].split("/", 1)[0])
+        else:
+            ids.add("(outside the store: %s -> %s)" % (p, r))
+    for i in sorted(ids):
+        print(i)
+
+def complete(store, tk, cuda):
+    """Every name of the active version is in the toolkit and resolves into it."""
+    a = os.path.join(store, "active", "cuda-" + cuda)
+    if not os.path.islink(a) or not os.path.isdir(a):
+        print("no valid active link " + a)
+        return
+    vdir = os.path.realpath(a)
+    for n in vnames(vdir):
+        p = path(tk, n)
+        if not os.path.exists(p):
+            print("missing or dangling: " + p)
+        elif os.path.realpath(p) != os.path.realpath(os.path.join(vdir, n)):
+            print("%s resolves to %s, not into the active %s" % (p, os.path.realpath(p), vdir))
+
+def bytes_(root, tk):
+    for n in names(tk):
+        sub, name = n.split("/", 1)
+        p = os.path.join(tk, "include" if sub == "include" else "lib64", name)
+        try:
+            with open(p, "rb") as f:
+                h = hashlib.sha256(f.read()).hexdigest()
+        except OSError as e:
+            h = "unreadable (%s)" % e.strerror
+        print(p[len(root):], h)
+
+cmd, args = sys.argv[1], sys.argv[2:]
+if cmd == "names":
+    print("\n".join(names(args[0])))
+elif cmd == "vnames":
+    print("\n".join(vnames(args[0])))
+elif cmd == "problems":
+    problems(*args)
+elif cmd == "one":
+    one(*args)
+elif cmd == "complete":
+    complete(*args)
+elif cmd == "bytes":
+    bytes_(*args)
+EOF_PY
+act() { "$PY" "$TEST_TMP/act.py" "$@" | sed -e '/^$/d'; }
+
 # The toolkit's real library folder.
 libdir_of() { readlink -f "$1/lib64"; }
 
 # The cuDNN names a version puts in a toolkit: include/cudnn*.h, lib/libcudnn*.
-version_names() { # ID
-	local v=$STORE/versions/$1
-	{
-		find "$v/include" -mindepth 1 -maxdepth 1 -name 'cudnn*.h' -printf 'include/%f\n'
-		find "$v/lib" -mindepth 1 -maxdepth 1 -name 'libcudnn*' -printf 'lib/%f\n'
-	} 2>/dev/null | LC_ALL=C sort
-}
+version_names() { act vnames "$STORE/versions/$1"; }
 
 # The cuDNN entries in a toolkit, as include/NAME and lib/NAME.
-toolkit_names() { # TK
-	local l
-	l=$(libdir_of "$1")
-	{
-		find "$1/include" -mindepth 1 -maxdepth 1 -name 'cudnn*.h' -printf 'include/%f\n'
-		find "$l" -mindepth 1 -maxdepth 1 -name 'libcudnn*' -printf 'lib/%f\n'
-	} 2>/dev/null | LC_ALL=C sort
-}
+toolkit_names() { act names "$1"; }
 
 # The path in the toolkit of include/NAME or lib/NAME.
 tk_path() { # TK include/NAME|lib/NAME
@@ -114,46 +243,9 @@ tk_path() { # TK include/NAME|lib/NAME
 }
 
 # Problems (one a line) with the toolkit's cuDNN links for CUDA X.Y with ID
-# active; nothing when all is right.
-toolkit_problems() { # TK CUDA ID
-	local tk=$1 cuda=$2 id=$3 n p t want vdir
-	vdir=$STORE/versions/$id
-	if [ ! -d "$vdir" ]; then
-		echo "no version folder $vdir"
-		return
-	fi
-	diff <(version_names "$id") <(toolkit_names "$tk") | grep '^[<>]' |
-		sed -e 's/^</missing in the toolkit:/' -e 's/^>/not of the version (stale or foreign):/'
-	while read -r n; do
-		p=$(tk_path "$tk" "$n")
-		[ -L "$p" ] || [ -e "$p" ] || continue
-		if [ ! -L "$p" ]; then
-			echo "not a symlink: $p"
-			continue
-		fi
-		t=$(readlink "$p")
-		want=$(realpath -ms --relative-to="$(dirname "$p")" "$STORE/active/cuda-$cuda/${n%%/*}/${n#*/}")
-		case $t in
-		/*) echo "absolute target: $p -> $t" ;;
-		"$want") ;;
-		*) echo "target not through the active link: $p -> $t (want $want)" ;;
-		esac
-		if [ "$(readlink -f "$p")" != "$(readlink -f "$vdir/$n")" ] || [ ! -e "$p" ]; then
-			echo "does not resolve into $id: $p -> $(readlink -f "$p")"
-		fi
-	done < <(toolkit_names "$tk")
-	# the links file lists exactly the links made (paths inside the root)
-	local lf=$STORE/toolkits/cuda-$cuda.links
-	if [ ! -f "$lf" ]; then
-		echo "no $lf"
-	else
-		diff <(while read -r p; do
-			[ -n "$p" ] && echo "$(readlink -f "$ROOT$(dirname "$p")")/$(basename "$p")"
-		done <"$lf" | LC_ALL=C sort) \
-			<(while read -r n; do tk_path "$tk" "$n"; done < <(toolkit_names "$tk") | LC_ALL=C sort) |
-			grep '^[<>]' | sed -e "s|^<|$lf lists what is not in the toolkit:|" -e "s|^>|$lf does not list:|"
-	fi
-}
+# active (the names, each link's target and what it resolves to, the links
+# file); nothing when all is right.
+toolkit_problems() { act problems "$ROOT" "$STORE" "$@"; }
 
 # assert_uses TK CUDA ID NAME: ID is active for CUDA (the store's link) and
 # the toolkit holds exactly ID's cuDNN names, each a relative link through
@@ -169,7 +261,7 @@ assert_uses() {
 		toolkit_problems "$tk" "$cuda" "$id"
 		local conf=$ROOT/etc/ld.so.conf.d/cudnnvm-cuda-$cuda.conf
 		if ! grep -qx "/opt/cudnnvm/active/cuda-$cuda/lib" "$conf" 2>/dev/null; then
-			echo "$conf does not name /opt/cudnnvm/active/cuda-$cuda/lib: $(cat "$conf" 2>&1 | head -n 3)"
+			echo "$conf does not name /opt/cudnnvm/active/cuda-$cuda/lib: $(head -n 3 "$conf" 2>&1)"
 		fi
 	)
 	if [ -z "$probs" ]; then ok "$name"; else
@@ -208,17 +300,8 @@ assert_no_dangling() {
 # resolves into one and the same versions/<id>/ folder, and at least one does;
 # sets ONE_ID to that id.
 assert_one_version() {
-	local tk=$1 n p r ids vroot
-	vroot=$(readlink -f "$STORE/versions")
-	ids=$(while read -r n; do
-		p=$(tk_path "$tk" "$n")
-		[ -e "$p" ] || continue
-		r=$(readlink -f "$p")
-		case $r in
-		"$vroot"/*/*) r=${r#"$vroot"/}; echo "${r%%/*}" ;;
-		*) echo "(outside the store: $p -> $r)" ;;
-		esac
-	done < <(toolkit_names "$tk") | LC_ALL=C sort -u)
+	local ids
+	ids=$(act one "$STORE" "$1")
 	ONE_ID=$ids
 	if [ -n "$ids" ] && [ "$(printf '%s\n' "$ids" | wc -l)" = 1 ] && [ -d "$STORE/versions/$ids" ]; then
 		ok "$2"
@@ -227,18 +310,41 @@ assert_one_version() {
 	fi
 }
 
+# assert_at_most_one_version TK NAME: like assert_one_version, but no link
+# resolving at all is also right (a first activation cut short).
+assert_at_most_one_version() {
+	local ids
+	ids=$(act one "$STORE" "$1")
+	ONE_ID=$ids
+	if [ -z "$ids" ] || { [ "$(printf '%s\n' "$ids" | wc -l)" = 1 ] && [ -d "$STORE/versions/$ids" ]; }; then
+		ok "$2"
+	else
+		not_ok "$2" "the links resolve into: $(printf '%s' "$ids" | tr '\n' ' ')"
+	fi
+}
+
+# assert_active_complete TK CUDA NAME: the active link is valid, and every
+# name of the version it points to is in the toolkit and resolves into it.
+assert_active_complete() {
+	local probs
+	probs=$(act complete "$STORE" "$1" "$2")
+	if [ -z "$probs" ]; then ok "$3"; else not_ok "$3" "$(printf '%s\n' "$probs" | head -n 10)"; fi
+}
+
 # assert_journal NAME: `history --json` parses, every entry has the fields,
-# and each history/cuda-X.Y.log has one line per entry of its toolkit.
+# and each history/cuda-X.Y.log has one line per entry of its toolkit; the
+# document is left in the file JOURNAL_JSON.
 assert_journal() {
 	local f r
 	f=$TEST_TMP/journal.$CVM_N.json
+	JOURNAL_JSON=$f
 	CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" --json history >"$f" 2>"$f.err" </dev/null
 	r=$?
 	if [ "$r" != 0 ]; then
 		not_ok "$1" "history --json exited $r" "$(head -n 3 "$f.err")"
 		return
 	fi
-	if r=$(python3 - "$f" "$STORE/history" <<'EOF' 2>&1
+	if r=$("$PY" - "$f" "$STORE/history" <<'EOF' 2>&1
 import json, os, sys
 d = json.load(open(sys.argv[1]))
 h = d["history"]
@@ -270,11 +376,14 @@ EOF
 # ("-" for null).
 journal() { # CUDA
 	CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" --json history --cuda "$1" 2>/dev/null </dev/null |
-		python3 -c '
+		"$PY" -c '
 import json, sys
 for e in json.load(sys.stdin)["history"]:
     print(e["kind"], e["from"] or "-", e["to"] or "-")' 2>/dev/null
 }
+
+# ends_with STRING SUFFIX
+ends_with() { [[ "$1" == *"$2" ]]; }
 
 hist_lines() { # CUDA: lines in its journal file
 	if [ -f "$STORE/history/cuda-$1.log" ]; then wc -l <"$STORE/history/cuda-$1.log"; else echo 0; fi
@@ -291,8 +400,9 @@ ldconfig_counter() {
 }
 ld_calls() { grep -c . "$LDCALLS"; }
 
-# make_stub OUT SONAME VERSION_NUMBER [hang]: a stub libcudnn whose
-# cudnnGetVersion returns VERSION_NUMBER; "hang" makes loading it sleep.
+# make_stub OUT SONAME VERSION_NUMBER [hang|abort]: a stub libcudnn whose
+# cudnnGetVersion returns VERSION_NUMBER; "hang" makes loading it sleep,
+# "abort" makes loading it kill the process (SIGABRT).
 make_stub() {
 	local src=$TEST_TMP/stub.$$.$RANDOM.c
 	{
@@ -302,6 +412,9 @@ make_stub() {
 		echo 'size_t cudnnGetCudartVersion(void) { return 12040u; }'
 		if [ "${4:-}" = hang ]; then
 			echo '__attribute__((constructor)) static void hang(void) { sleep(60); }'
+		elif [ "${4:-}" = abort ]; then
+			echo '#include <stdlib.h>'
+			echo '__attribute__((constructor)) static void die(void) { abort(); }'
 		fi
 	} >"$src"
 	${CC:-cc} -shared -fPIC "-Wl,-soname,$2" -o "$1.tmp" "$src" && mv -f "$1.tmp" "$1"
@@ -320,25 +433,12 @@ hand_copy() {
 
 # bytes TK: "path sha256" of what reading each cuDNN name gives, through
 # include/ and lib64/ (sorted).
-bytes() {
-	local n p
-	while read -r n; do
-		case $n in
-		include/*) p=$1/$n ;;
-		lib/*) p=$1/lib64/${n#lib/} ;;
-		esac
-		if [ -r "$p" ] && [ -e "$p" ]; then
-			printf '%s %s\n' "${p#"$ROOT"}" "$(sha256sum <"$p" | cut -d' ' -f1)"
-		else
-			printf '%s unreadable\n' "${p#"$ROOT"}"
-		fi
-	done < <(toolkit_names "$1")
-}
+bytes() { act bytes "$ROOT" "$1"; }
 
 # hold_lib FILE: a background process that maps FILE (dlopen); sets HOLD_PID.
 hold_lib() {
 	local ready=$TEST_TMP/hold.$RANDOM
-	python3 -c '
+	"$PY" -c '
 import ctypes, sys, time
 ctypes.CDLL(sys.argv[1])
 open(sys.argv[2], "w").close()
@@ -346,7 +446,7 @@ time.sleep(60)' "$1" "$ready" &
 	HOLD_PID=$!
 	CVM_BG_PIDS+=("$HOLD_PID")
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 200); do
 		[ -e "$ready" ] && return 0
 		sleep 0.05
 	done

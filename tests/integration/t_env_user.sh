@@ -4,6 +4,7 @@
 # .cudnn-version file, --user stores ($HOME/.local/share, $XDG_DATA_HOME), an
 # unprivileged user (their own store works, the system store is refused), and
 # stores that others could write (refused).
+# shellcheck disable=SC2016  # commands for the child shell, quoted for it
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_activate.sh
@@ -131,13 +132,15 @@ assert_out_contains "CUDNN_PATH='$USTORE/versions/$ID897'" "--user env: CUDNN_PA
 cvm --user exec --cuda 11.8 8.9.7 -- sh -c 'printf %s "$CUDNN_PATH"'
 assert_rc 0 "--user exec exits 0"
 check "--user exec: CUDNN_PATH in the user's store" test "$OUT" = "$USTORE/versions/$ID897"
+snapshot "$ROOT" >"$TEST_TMP/before.snap"
 for c in "use 8.9.7" "rollback" "adopt"; do
 	# shellcheck disable=SC2086  # the command and its arguments
 	cvm --user $c --cuda 11.8
 	assert_rc 1 "--user $c: exit 1"
 	assert_err_matches "env|exec" "--user $c: the message points to env/exec"
 done
-check "--user commands made no toolkit link" test -z "$(toolkit_names "$TK11")$(toolkit_names "$TK12")" -o "$(readlink "$STORE/active/cuda-11.8")" = "../versions/$ID896"
+snapshot "$ROOT" >"$TEST_TMP/after.snap"
+assert_same_snapshot "$TEST_TMP/before.snap" "$TEST_TMP/after.snap" "--user use/rollback/adopt changed nothing under the root"
 XDG_DATA_HOME=$TEST_TMP/xdg cvm --user --manifests "$MAN" install 8.9.6.50 --cuda 11.8 --archive "$(archive 8.9.6.50 11)"
 assert_rc 0 "--user install with XDG_DATA_HOME set exits 0"
 assert_dir "$TEST_TMP/xdg/cudnnvm/versions/$ID896" "--user with XDG_DATA_HOME: the store is \$XDG_DATA_HOME/cudnnvm"
@@ -161,6 +164,7 @@ as_nobody() {
 		timeout -k 5 120 "$CUDNNVM" --root "$ROOT" "$@") >"$CVM_OUTF" 2>"$CVM_ERRF" </dev/null
 	RC=$?
 	OUT=$(cat "$CVM_OUTF")
+	# shellcheck disable=SC2034  # set as cvm sets it
 	ERR=$(cat "$CVM_ERRF")
 	_cvm_sanitizer_check
 }

@@ -100,9 +100,13 @@ cvm use 9.1.0 --cuda 12.4
 smoke_fails "an empty libcudnn.so.9.1.0 (dlopen fails)"
 
 cp -p "$TEST_TMP/libcudnn.so.9.1.0.good" "$lib910"
-truncate -s 1000 "$lib910"
+truncate -s 100 "$lib910"
 cvm use 9.1.0 --cuda 12.4
-smoke_fails "a truncated libcudnn.so.9.1.0"
+smoke_fails "a libcudnn.so.9.1.0 truncated to 100 bytes"
+
+make_stub "$lib910" libcudnn.so.9 90100 abort
+cvm use 9.1.0 --cuda 12.4
+smoke_fails "a library that kills the process loading it (abort)"
 
 make_stub "$lib910" libcudnn.so.9 90100 hang
 t0=$(now_ms)

@@ -52,7 +52,7 @@ assert_no_dangling "$TK11" "use 8.9.7: no dangling link in the toolkit"
 assert_journal "use 8.9.7: the journal parses"
 check "use 8.9.7: the journal has one entry: use (none) -> 8.9.7" test "$(journal 11.8)" = "use - $ID897"
 assert_json 'd["history"][0]["user"] == "'"$(id -un)"'" and d["history"][0]["cuda"] == "11.8" and "8.9.7" in d["history"][0]["command"]' \
-	"history entry: user, cuda and command" "$(ls "$TEST_TMP"/journal.*.json | tail -n 1)"
+	"history entry: user, cuda and command" "$JOURNAL_JSON"
 
 cvm --json current
 assert_rc 0 "current --json exits 0"
@@ -93,7 +93,11 @@ assert_absent "$LIB11/libcudnn_ops_infer.so.8" "use 9.1.1: no stale libcudnn_ops
 assert_absent "$TK11/include/cudnn_ops_infer.h" "use 9.1.1: no stale cudnn_ops_infer.h"
 assert_absent "$TK11/include/cudnn_v8.h" "use 9.1.1: no stale cudnn_v8.h"
 assert_symlink "$LIB11/libcudnn_graph.so.9" ../../../../opt/cudnnvm/active/cuda-11.8/lib/libcudnn_graph.so.9 "use 9.1.1: libcudnn_graph.so.9 linked"
-check "use 9.1.1: the links file lists no 8.x name" bash -c '! grep -q "\.so\.8\|_v8\|_infer" "$1"' _ "$STORE/toolkits/cuda-11.8.links"
+if grep -q -e '\.so\.8' -e '_v8' -e '_infer' "$STORE/toolkits/cuda-11.8.links"; then
+	not_ok "use 9.1.1: the links file lists no 8.x name" "$(grep -e '\.so\.8' -e '_v8' -e '_infer' "$STORE/toolkits/cuda-11.8.links" | head -n 3)"
+else
+	ok "use 9.1.1: the links file lists no 8.x name"
+fi
 assert_no_dangling "$TK11" "use 9.1.1: no dangling link in the toolkit"
 check "8.x -> 9.x (sonames change) ran ldconfig" test "$(ld_calls)" = 2
 assert_smoke 90101 "use 9.1.1: the smoke test reports 90101"
