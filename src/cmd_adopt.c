@@ -198,6 +198,10 @@ static int identify(const char *root, const char *inc, const char *lib, const st
 				       cvm_safe(lib), cvm_safe(name), a, b, c, v->part[0], v->part[1],
 				       v->part[2]);
 	}
+	/* On a second run (an interrupted adopt) it may be one of our links already. */
+	if (!have_main && cvm_fmt(path, sizeof(path), "%s%s/%s", root, lib, want) == 0 &&
+	    access(path, R_OK) == 0)
+		have_main = true;
 	if (!have_main)
 		return cvm_err(-CVM_E_LAYOUT, "the headers in '%s' say cuDNN %u.%u.%u but '%s' has no "
 			       "%s: nothing whole to adopt", cvm_safe(inc), v->part[0], v->part[1],
