@@ -116,9 +116,16 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 				       cvm_safe(ctx->store.display), cuda, strerror(-r));
 	}
 	cvm_fault("use-finished");
-	if ((from ? from : "")[0] || (to ? to : "")[0]) {
-		if (!from || !to || strcmp(from, to))
-			r = cvm_journal_append(&ctx->store, cuda, o->kind, from, to, o->argc, o->argv);
+	if (o->adopt && from && to && !strcmp(from, to)) {
+		/* A second adopt run finishing the first: its journal line may not be written yet. */
+		struct cvm_journal_entry *e = NULL;
+		size_t n = 0;
+		if (cvm_journal_read(&ctx->store, cuda, &e, &n) == 0 &&
+		    !(n && !strcmp(e[n - 1].kind, "adopt") && !strcmp(e[n - 1].to, to)))
+			r = cvm_journal_append(&ctx->store, cuda, "adopt", NULL, to, o->argc, o->argv);
+		free(e);
+	} else if (((from ? from : "")[0] || (to ? to : "")[0]) && (!from || !to || strcmp(from, to))) {
+		r = cvm_journal_append(&ctx->store, cuda, o->kind, from, to, o->argc, o->argv);
 	}
 	return r;
 }
