@@ -92,6 +92,11 @@ check-asan:
 	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
 		sh tests/run.sh build-asan
 
+# The GPU smoke test on this machine's GPU: skipped (never faked) without one.
+check-gpu: $(O)/cudnnvm
+	$(Q)CUDNNVM=$(CURDIR)/$(O)/cudnnvm sh tests/gpu/run.sh; rc=$$?; \
+		if [ $$rc = 77 ]; then echo "check-gpu: skipped"; exit 0; fi; exit $$rc
+
 demo: $(O)/cudnnvm
 	$(Q)sh tests/fixtures/demo.sh $(O)/cudnnvm
 
@@ -105,7 +110,7 @@ install: $(O)/cudnnvm
 clean:
 	rm -rf build build-test build-asan $(if $(filter-out build build-test build-asan,$(O)),$(O))
 
-.PHONY: all deps check all-tests check-asan demo install clean
+.PHONY: all deps check all-tests check-asan check-gpu demo install clean
 .DELETE_ON_ERROR:
 
 -include $(wildcard $(O)/*.d $(O)/tests/*.d)
