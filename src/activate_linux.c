@@ -316,7 +316,7 @@ static void backup(const struct cvm_switch *sw, const char *path)
 	char host[PATH_MAX], dst[PATH_MAX], dir[PATH_MAX];
 	const char *name = strrchr(path, '/');
 
-	if (!name || host_path(sw, host, sizeof(host), path) < 0 ||
+	if (!name || !sw->to || host_path(sw, host, sizeof(host), path) < 0 ||
 	    cvm_fmt(dir, sizeof(dir), "%s/backups/%s/%s", sw->store->path, sw->to,
 		    strstr(path, "/include/") ? "include" : "lib") < 0 ||
 	    cvm_fmt(dst, sizeof(dst), "%s%s", dir, name) < 0 || cvm_mkdir_p_at(AT_FDCWD, dir, 0755) < 0)

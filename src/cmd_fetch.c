@@ -21,13 +21,14 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 		{ "platform", required_argument, NULL, 'p' },
 		{ "connect-timeout", required_argument, NULL, 'C' },
 		{ "low-speed-time", required_argument, NULL, 'L' },
+		{ "retries", required_argument, NULL, 'R' },
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cvm_fetch_opts fo = { .retries = -1 };
 	struct cvm_catalogue cat = { 0 };
-	const struct cvm_release *rel;
-	const struct cvm_build *b;
+	const struct cvm_release *rel = NULL;
+	const struct cvm_build *b = NULL;
 	const char *cuda = NULL, *platform = NULL;
 	char path[PATH_MAX];
 	int c, r, major = 0, minor, fd = -1;
@@ -48,6 +49,9 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 			break;
 		case 'L':
 			fo.low_speed_time_s = atol(optarg);
+			break;
+		case 'R':
+			fo.retries = atoi(optarg);
 			break;
 		default:
 			return cvm_usage_bad_option("fetch", argv);

@@ -140,7 +140,7 @@ static int parse_seconds(const char *s, double *out)
 static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, size_t plen,
 		       char *display, size_t dlen)
 {
-	const char *home;
+	const char *home, *xdg = getenv("XDG_DATA_HOME");
 	size_t rl = strlen(ctx->root);
 	int r;
 
@@ -150,9 +150,8 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 		home = getenv("HOME");
 		if (!home || !*home)
 			return cvm_err(-ENOENT, "--user: HOME is not set");
-		r = getenv("XDG_DATA_HOME") && *getenv("XDG_DATA_HOME")
-			    ? cvm_fmt(path, plen, "%s/cudnnvm", getenv("XDG_DATA_HOME"))
-			    : cvm_fmt(path, plen, "%s/.local/share/cudnnvm", home);
+		r = xdg && *xdg ? cvm_fmt(path, plen, "%s/cudnnvm", xdg)
+				: cvm_fmt(path, plen, "%s/.local/share/cudnnvm", home);
 	} else {
 		r = cvm_root_path(ctx, path, plen, "/opt/cudnnvm");
 	}

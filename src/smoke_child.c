@@ -333,8 +333,10 @@ int cvm_smoke_child(int argc, char **argv)
 	y = malloc(ny * sizeof(*y));
 	first = malloc(ny * sizeof(*first));
 	ref = malloc(ny * sizeof(*ref));
-	if (!x || !w || !y || !first || !ref)
-		return 1;
+	if (!x || !w || !y || !first || !ref) {
+		failed = 1;
+		goto done;
+	}
 	/* Fixed-seed random data: a failure can be reproduced. */
 	srand(12345);
 	for (size_t i = 0; i < nx; i++)

@@ -368,7 +368,7 @@ int cvm_store_parse_id(const char *id, char *version, size_t vlen, int *cuda_maj
 		return -CVM_E_VERSION;
 	memcpy(version, id, (size_t)(c - id));
 	version[c - id] = '\0';
-	strcpy(platform, dash);
+	memcpy(platform, dash, strlen(dash) + 1);
 	*cuda_major = (int)m;
 	return 0;
 }
