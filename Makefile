@@ -97,6 +97,13 @@ check-gpu: $(O)/cudnnvm
 	$(Q)CUDNNVM=$(CURDIR)/$(O)/cudnnvm sh tests/gpu/run.sh; rc=$$?; \
 		if [ $$rc = 77 ]; then echo "check-gpu: skipped"; exit 0; fi; exit $$rc
 
+# Static analysis of src/: cppcheck and clang-tidy (.clang-tidy), both with zero findings.
+lint: $(O)/manifests_data.c
+	$(Q)cppcheck --quiet --enable=warning,portability,performance --std=c11 -Iinclude \
+		-D_GNU_SOURCE --inline-suppr --error-exitcode=1 src/
+	$(Q)for f in src/*.c; do clang-tidy --quiet $$f -- -std=c11 -D_GNU_SOURCE \
+		-D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) $(PKG_CFLAGS) || exit 1; done
+
 demo: $(O)/cudnnvm
 	$(Q)sh tests/fixtures/demo.sh $(O)/cudnnvm
 
@@ -110,7 +117,7 @@ install: $(O)/cudnnvm
 clean:
 	rm -rf build build-test build-asan $(if $(filter-out build build-test build-asan,$(O)),$(O))
 
-.PHONY: all deps check all-tests check-asan check-gpu demo install clean
+.PHONY: all deps check all-tests check-asan check-gpu lint demo install clean
 .DELETE_ON_ERROR:
 
 -include $(wildcard $(O)/*.d $(O)/tests/*.d)

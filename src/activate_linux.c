@@ -314,7 +314,7 @@ static bool same_as_version(const struct cvm_switch *sw, const char *path, const
 static void backup(const struct cvm_switch *sw, const char *path)
 {
 	char host[PATH_MAX], dst[PATH_MAX], dir[PATH_MAX];
-	const char *name = strrchr(path, '/');
+	const char *name = path ? strrchr(path, '/') : NULL;
 
 	if (!name || !sw->to || host_path(sw, host, sizeof(host), path) < 0 ||
 	    cvm_fmt(dir, sizeof(dir), "%s/backups/%s/%s", sw->store->path, sw->to,

@@ -73,7 +73,7 @@ static void key_join(char *dst, size_t len, const char *base, const char *key)
 		return;
 	}
 	if (bl) {
-		memcpy(dst, base, bl);
+		memcpy(dst, base, bl);	/* NOLINT(bugprone-not-null-terminated-result): the key and its NUL follow */
 		dst[bl] = '.';
 		o = bl + 1;
 	}

@@ -773,7 +773,7 @@ int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *o
 	} else {
 		pick = default_index(prefix, t, n);
 	}
-	if (pick < 0) {
+	if (pick < 0 || !t) {
 		list = found_list(t, n);
 		if (cuda)
 			r = cvm_err(-CVM_E_NOTFOUND, "no CUDA %d.%d toolkit under '%s' (found: %s)",
