@@ -12,6 +12,6 @@ L=$(pkg-config --variable=libdir libarchive)
 mkdir -p tests/gpu/bin
 # libarchive's readers pull in its zip codecs (bzip2, zstd) and its crypto (nettle): those are on the GPU machine.
 cc -pie -Wl,-z,relro,-z,now -o tests/gpu/bin/cudnnvm "$O"/main.o "$O"/cmd_*.o "$O"/libcvm.a \
-	-Wl,-Bstatic -larchive -Wl,-Bdynamic $(pkg-config --libs libcrypto jansson liblzma zlib) \
+	-Wl,-Bstatic -larchive -Wl,-Bdynamic $(pkg-config --libs libcrypto jansson liblzma zlib libcurl) \
 	"$L/libbz2.so.1.0" "$L/libzstd.so.1" "$L/libnettle.so.8" -lpthread -ldl -lm
 echo tests/gpu/bin/cudnnvm
