@@ -82,6 +82,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory O=build-test CVM_TEST=1 all-tests
 	$(Q)sh tests/run.sh build-test
 	$(Q)$(MAKE) --no-print-directory check-asan
+	$(Q)$(MAKE) --no-print-directory -j2 fuzz-smoke FUZZ_SMOKE_SECONDS=2
 
 all-tests: $(O)/cudnnvm $(UNIT_BINS)
 

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <archive.h>
@@ -11,11 +12,14 @@
 #include "cudnnvm/archive.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/xz.h"
 
 struct cvm_archive {
 	struct archive *a;
 	char *name;
 	char format[64];
+	struct cvm_xz *xz;	/* when we decode the xz layer ourselves */
+	char decoder[96];
 };
 
 static int fail(struct cvm_archive *ar, const char *what)
@@ -26,7 +30,55 @@ static int fail(struct cvm_archive *ar, const char *what)
 		       cvm_safe(why ? why : "unknown error"));
 }
 
-int cvm_archive_open_fd(int fd, const char *name, struct cvm_archive **out)
+/* libarchive's read callback: the next piece of the tar stream inside the xz. */
+static la_ssize_t xz_read(struct archive *a, void *data, const void **buf)
+{
+	struct cvm_archive *ar = data;
+	ssize_t n = cvm_xz_read(ar->xz, buf);
+
+	if (n < 0) {
+		archive_set_error(a, n > -CVM_E_FIRST ? (int)-n : EIO, "%s",
+				  cvm_xz_strerror(ar->xz));
+		return ARCHIVE_FATAL;
+	}
+	return n;
+}
+
+/* Starts our own decoder when fd holds an .xz file: 1 when it does, 0 not, or an error. */
+static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts *o)
+{
+	unsigned char magic[6];
+	struct cvm_xz_info info;
+	struct stat st;
+	const char *why = NULL;
+	ssize_t n;
+	int r;
+
+	do
+		n = pread(fd, magic, sizeof(magic), 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return cvm_err(-errno, "cannot read '%s': %s", cvm_safe(ar->name), strerror(errno));
+	if (!cvm_xz_magic(magic, (size_t)n))
+		return 0;
+	if (fstat(fd, &st) < 0)
+		return cvm_err(-errno, "cannot read '%s': %s", cvm_safe(ar->name), strerror(errno));
+	r = cvm_xz_open(fd, (uint64_t)st.st_size, o && o->threads ? o->threads : 1,
+			o ? o->memlimit : 0, &ar->xz, &why);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return cvm_err(r == -CVM_E_CORRUPT ? r : -CVM_E_CORRUPT, "corrupt archive '%s': %s",
+			       cvm_safe(ar->name), why ? why : strerror(-r));
+	cvm_xz_get_info(ar->xz, &info);
+	snprintf(ar->decoder, sizeof(ar->decoder), "xz: %llu block%s, %u thread%s, %llu MiB limit",
+		 (unsigned long long)info.blocks, info.blocks == 1 ? "" : "s", info.threads,
+		 info.threads == 1 ? "" : "s", (unsigned long long)(info.memlimit >> 20));
+	return 1;
+}
+
+int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
+		     struct cvm_archive **out)
 {
 	struct cvm_archive *ar;
 	int r;
@@ -39,6 +91,23 @@ int cvm_archive_open_fd(int fd, const char *name, struct cvm_archive **out)
 	if (!ar->name || !ar->a) {
 		cvm_archive_free(ar);
 		return -ENOMEM;
+	}
+	r = open_xz(ar, fd, o);
+	if (r < 0) {
+		cvm_archive_free(ar);
+		return r;
+	}
+	if (r == 1) {
+		/* Inside the xz only a tar stream is accepted, with no further filter. */
+		archive_read_support_format_tar(ar->a);
+		archive_read_support_format_gnutar(ar->a);
+		if (archive_read_open(ar->a, ar, NULL, xz_read, NULL) != ARCHIVE_OK) {
+			r = fail(ar, "cannot open");
+			cvm_archive_free(ar);
+			return r;
+		}
+		*out = ar;
+		return 0;
 	}
 	/* Only what cuDNN ships: tar.xz (8.3+), tgz (legacy) and zip (Windows). */
 	archive_read_support_filter_xz(ar->a);
@@ -60,6 +129,11 @@ int cvm_archive_open_fd(int fd, const char *name, struct cvm_archive **out)
 	return 0;
 }
 
+int cvm_archive_open_fd(int fd, const char *name, struct cvm_archive **out)
+{
+	return cvm_archive_open(fd, name, NULL, out);
+}
+
 int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 {
 	struct archive_entry *ae;
@@ -71,7 +145,9 @@ int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 		return 0;
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return fail(ar, "cannot read the next entry");
-	if (!ar->format[0])
+	if (!ar->format[0] && ar->xz)
+		snprintf(ar->format, sizeof(ar->format), "%s+xz", archive_format_name(ar->a));
+	else if (!ar->format[0])
 		snprintf(ar->format, sizeof(ar->format), "%s%s%s", archive_format_name(ar->a),
 			 archive_filter_count(ar->a) > 1 ? "+" : "",
 			 archive_filter_count(ar->a) > 1 ? archive_filter_name(ar->a, 0) : "");
@@ -82,7 +158,7 @@ int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 	if (!e->path)
 		return cvm_err(-CVM_E_UNSAFE, "unsafe archive '%s': an entry has no readable name",
 			       cvm_safe(ar->name));
-	e->mode = archive_entry_perm(ae);
+	e->mode = archive_entry_perm(ae) & 07777;
 	e->size = archive_entry_size_is_set(ae) ? archive_entry_size(ae) : -1;
 	hl = archive_entry_hardlink(ae);
 	sl = archive_entry_symlink(ae);
@@ -118,9 +194,26 @@ ssize_t cvm_archive_read(struct cvm_archive *ar, void *buf, size_t len)
 	return n;
 }
 
+int cvm_archive_read_block(struct cvm_archive *ar, const void **buf, size_t *len, int64_t *offset)
+{
+	la_int64_t off = 0;
+	int r = archive_read_data_block(ar->a, buf, len, &off);
+
+	if (r == ARCHIVE_EOF)
+		return 0;
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		return fail(ar, "cannot read entry data");
+	*offset = off;
+	return 1;
+}
+
 uint64_t cvm_archive_position(struct cvm_archive *ar)
 {
-	la_int64_t n = archive_filter_bytes(ar->a, -1);
+	la_int64_t n;
+
+	if (ar->xz)
+		return cvm_xz_position(ar->xz);
+	n = archive_filter_bytes(ar->a, -1);
 
 	return n > 0 ? (uint64_t)n : 0;
 }
@@ -130,12 +223,18 @@ const char *cvm_archive_format(struct cvm_archive *ar)
 	return ar->format;
 }
 
+const char *cvm_archive_decoder(struct cvm_archive *ar)
+{
+	return ar->decoder;
+}
+
 void cvm_archive_free(struct cvm_archive *ar)
 {
 	if (!ar)
 		return;
 	if (ar->a)
 		archive_read_free(ar->a);
+	cvm_xz_free(ar->xz);
 	free(ar->name);
 	free(ar);
 }

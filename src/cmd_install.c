@@ -7,15 +7,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cudnnvm/archive.h"
+#include "cudnnvm/cache.h"
 #include "cudnnvm/cli.h"
+#include "cudnnvm/confine.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/digest.h"
 #include "cudnnvm/entry.h"
@@ -34,6 +38,12 @@
 struct install {
 	const char *spec, *cuda, *archive, *sha256, *platform;
 	bool force;
+	unsigned jobs;			/* --jobs: xz decoder threads; 0 = one per CPU */
+	bool verify_first;		/* --verify-first: hash all before decoding a byte */
+	bool offline;			/* --offline: the cache or nothing */
+	bool verified;			/* the descriptor was hashed already (download, cache check) */
+	struct cvm_fetch_opts fo;	/* --connect-timeout, --low-speed-time, --retries */
+	char cache_path[4096];
 	int cuda_major;
 	/* What the archive must be. */
 	const struct cvm_release *rel;
@@ -58,6 +68,33 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+static int parse_jobs(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || end == s || *end || *s == '-' || *s == '+' || v < 1 || v > 256)
+		return -CVM_E_USAGE;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* The CPUs this process may run on (the online ones, as far as its affinity allows). */
+static unsigned default_jobs(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set);
+	if (online > 0 && (n <= 0 || online < n))
+		n = (int)online;
+	return n > 0 ? (unsigned)(n > 256 ? 256 : n) : 1;
+}
+
 static int parse(struct install *in, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -66,13 +103,27 @@ static int parse(struct install *in, int argc, char **argv)
 		{ "sha256", required_argument, NULL, 's' },
 		{ "platform", required_argument, NULL, 'p' },
 		{ "force", no_argument, NULL, 'f' },
+		{ "jobs", required_argument, NULL, 'j' },
+		{ "verify-first", no_argument, NULL, 'V' },
+		{ "offline", no_argument, NULL, 'O' },
+		{ "connect-timeout", required_argument, NULL, 'C' },
+		{ "low-speed-time", required_argument, NULL, 'L' },
+		{ "retries", required_argument, NULL, 'R' },
 		{ "use", no_argument, NULL, 'U' },
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	uint8_t bin[CVM_SHA256_LEN];
+	const char *env;
 	int c, minor;
 
+	/* The defaults of --jobs and --verify-first can come from the environment. */
+	env = getenv("CUDNNVM_JOBS");
+	if (env && *env && parse_jobs(env, &in->jobs) < 0)
+		return cvm_usage("install", "CUDNNVM_JOBS='%s': expected a number of threads from 1 to 256",
+				 cvm_safe(env));
+	env = getenv("CUDNNVM_VERIFY_FIRST");
+	in->verify_first = env && *env && strcmp(env, "0");
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
 		if (cvm_cli_common_opt(c))
 			continue;
@@ -91,6 +142,26 @@ static int parse(struct install *in, int argc, char **argv)
 			break;
 		case 'f':
 			in->force = true;
+			break;
+		case 'j':
+			if (parse_jobs(optarg, &in->jobs) < 0)
+				return cvm_usage("install", "--jobs '%s': expected a number of threads "
+						 "from 1 to 256", cvm_safe(optarg));
+			break;
+		case 'V':
+			in->verify_first = true;
+			break;
+		case 'O':
+			in->offline = true;
+			break;
+		case 'C':
+			in->fo.connect_timeout_s = atol(optarg);
+			break;
+		case 'L':
+			in->fo.low_speed_time_s = atol(optarg);
+			break;
+		case 'R':
+			in->fo.retries = atoi(optarg);
 			break;
 		case 'U':
 			return cvm_usage("install", "--use is not available yet: run 'cudnnvm use' afterwards");
@@ -131,13 +202,25 @@ static int cuda_major(struct cvm_ctx *ctx, struct install *in)
 	return 0;
 }
 
+/* What the first entry's name says the archive is (only after the hash matched). */
+static void take_top(struct install *in, const char *path)
+{
+	char top[256];
+	size_t n;
+
+	n = strcspn(path, "/");
+	snprintf(top, sizeof(top), "%.*s", (int)(n < sizeof(top) ? n : sizeof(top) - 1), path);
+	in->layout = strcmp(top, "cuda") ? CVM_LAYOUT_NVIDIA : CVM_LAYOUT_LEGACY;
+	if (cvm_entry_top_version(top, in->top_version, sizeof(in->top_version), &in->top_cuda,
+				  in->top_platform, sizeof(in->top_platform)) < 0)
+		in->top_version[0] = '\0';
+}
+
 /* Reads the first entry's top folder (only after the hash matched). */
 static int peek_top(int fd, struct install *in)
 {
 	struct cvm_archive *ar = NULL;
 	struct cvm_entry e;
-	char top[256];
-	size_t n;
 	int r;
 
 	r = cvm_archive_open_fd(fd, in->archive, &ar);
@@ -149,12 +232,7 @@ static int peek_top(int fd, struct install *in)
 			r = cvm_err(-CVM_E_LAYOUT, "'%s' is empty", cvm_safe(in->archive));
 		goto out;
 	}
-	n = strcspn(e.path, "/");
-	snprintf(top, sizeof(top), "%.*s", (int)(n < sizeof(top) ? n : sizeof(top) - 1), e.path);
-	in->layout = strcmp(top, "cuda") ? CVM_LAYOUT_NVIDIA : CVM_LAYOUT_LEGACY;
-	if (cvm_entry_top_version(top, in->top_version, sizeof(in->top_version), &in->top_cuda,
-				  in->top_platform, sizeof(in->top_platform)) < 0)
-		in->top_version[0] = '\0';
+	take_top(in, e.path);
 	r = 0;
 out:
 	cvm_archive_free(ar);
@@ -251,20 +329,110 @@ static int report(const struct cvm_ctx *ctx, const struct install *in, bool alre
 	return r;
 }
 
+/* Whether to decode while hashing, and why (or why not) into why. */
+static bool speculate(const struct install *in, char *why, size_t len)
+{
+	struct cvm_confine_caps caps;
+	char desc[64];
+
+	if (in->verify_first) {
+		snprintf(why, len, "--verify-first or CUDNNVM_VERIFY_FIRST");
+		return false;
+	}
+	cvm_confine_probe(&caps);
+	cvm_confine_describe(&caps, desc, sizeof(desc));
+	if (!cvm_confine_enough(&caps)) {
+		snprintf(why, len, "a child cannot be confined here: %s", desc);
+		return false;
+	}
+	snprintf(why, len, "%s, no capabilities", desc);
+	return true;
+}
+
+static int check_hash(const struct install *in, const char *got)
+{
+	if (strcmp(got, in->want_sha))
+		return cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s (%s), got %s",
+			       cvm_safe(in->archive), in->want_sha,
+			       in->sha256 ? "--sha256" : in->rel->source, got);
+	return 0;
+}
+
+/* With --sha256, once the top folder is known: the id; 1 when it is installed already. */
+static int id_from_top(struct cvm_ctx *ctx, struct install *in)
+{
+	int r = identify(in);
+
+	if (r == 0)
+		r = cvm_store_id(in->id, sizeof(in->id), in->version, in->cuda_major, in->platform);
+	if (r < 0)
+		return r;
+	return cvm_store_has(&ctx->store, in->id) && !in->force;
+}
+
+/* The archive must be the file that was hashed: not written to since it was opened. */
+static int check_unchanged(const struct install *in, int fd, const struct stat *st)
+{
+	struct stat now;
+
+	if (fstat(fd, &now) < 0)
+		return cvm_err(-errno, "cannot read '%s': %s", cvm_safe(in->archive), strerror(errno));
+	if (now.st_size != st->st_size || now.st_mtim.tv_sec != st->st_mtim.tv_sec ||
+	    now.st_mtim.tv_nsec != st->st_mtim.tv_nsec || now.st_ctim.tv_sec != st->st_ctim.tv_sec ||
+	    now.st_ctim.tv_nsec != st->st_ctim.tv_nsec)
+		return cvm_err(-CVM_E_INTEGRITY, "'%s' changed while it was being installed",
+			       cvm_safe(in->archive));
+	return 0;
+}
+
+/* The progress of a speculative install: how far the child has decoded. */
+struct spec_bar {
+	struct cvm_progress pr;
+	struct cvm_extract_child *child;
+	uint64_t shown;
+};
+
+static void spec_tick(void *arg, uint64_t pos)
+{
+	struct spec_bar *b = arg;
+
+	if (pos > b->pr.total)
+		pos = b->pr.total;
+	if (pos > b->shown) {
+		cvm_progress_add(&b->pr, pos - b->shown);
+		b->shown = pos;
+	}
+}
+
+static void spec_on_hash(void *arg, uint64_t n)
+{
+	struct spec_bar *b = arg;
+
+	(void)n;
+	spec_tick(b, cvm_extract_child_position(b->child));
+}
+
 int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	struct install in = { 0 };
 	struct cvm_catalogue cat = { 0 };
 	struct cvm_extract x = { 0 };
+	struct cvm_extract_opts xo = { 0 };
+	struct cvm_extract_child *child = NULL;
+	struct spec_bar sb = { .shown = 0 };
 	struct cvm_cudnn_tree tree;
 	struct cvm_progress pr;
 	struct cvm_record rec = { 0 };
+	struct rusage ru;
 	struct stat st;
 	uint8_t digest[CVM_SHA256_LEN];
-	char got[CVM_SHA256_HEX], staged[256] = "";
-	int fd = -1, sfd = -1, r;
+	char got[CVM_SHA256_HEX], staged[256] = "", why[128], first[4096];
+	int fd = -1, sfd = -1, r, have_first = 0;
 	uint64_t hashed = 0;
+	long long t0, t1;
+	bool spec;
 
+	in.fo.retries = -1;
 	r = parse(&in, argc, argv);
 	if (r == 0)
 		r = cuda_major(ctx, &in);
@@ -295,14 +463,40 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (!in.archive) {
-		r = cvm_err(-CVM_E_NOTFOUND, "install: no --archive given, and downloads are not "
-			    "supported yet: fetch %s and pass --archive",
-			    in.build ? in.build->relative_path : "the archive");
-		goto out;
+		if (!in.build) {
+			r = cvm_usage("install", "--sha256 goes with --archive (the catalogue names the "
+				      "archive otherwise)");
+			goto out;
+		}
+		/*
+		 * The cache, else the mirror. Either way the descriptor is hashed
+		 * exactly once: a cached file is checked here, a download as it arrives.
+		 */
+		fd = cvm_cache_open(ctx, in.build, in.offline, false, &in.fo, in.cache_path,
+				    sizeof(in.cache_path), &in.verified);
+		if (fd >= 0 && !in.verified) {
+			if (cvm_cache_check(fd, in.build, in.cache_path) == 0) {
+				in.verified = true;
+			} else {
+				close(fd);
+				cvm_cache_discard(ctx, in.build);
+				fd = in.offline ? -CVM_E_INTEGRITY
+						: cvm_cache_open(ctx, in.build, false, true, &in.fo,
+								 in.cache_path, sizeof(in.cache_path),
+								 &in.verified);
+			}
+		}
+		if (fd < 0) {
+			r = fd;
+			fd = -1;
+			goto out;
+		}
+		in.archive = in.cache_path;
 	}
 
 	/* One descriptor from here on: what is hashed is what is extracted. */
-	fd = open(in.archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		fd = open(in.archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
 		r = cvm_err(-errno, "cannot open '%s': %s", cvm_safe(in.archive), strerror(errno));
 		goto out;
@@ -317,49 +511,139 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 			    in.build->file_name, (unsigned long long)in.build->size);
 		goto out;
 	}
-	cvm_progress_start(&pr, "verifying", (uint64_t)st.st_size);
-	r = cvm_sha256_fd(fd, digest, &hashed, on_hash, &pr);
-	cvm_progress_end(&pr);
+	xo.archive_size = (uint64_t)st.st_size;
+	/* A cuDNN archive expands about 1.5-3x; 16x and 64 MiB leave room for any real one. */
+	xo.max_bytes = (uint64_t)st.st_size * 16 + (64u << 20);
+	xo.jobs = in.jobs ? in.jobs : default_jobs();
+	spec = !in.verified && speculate(&in, why, sizeof(why));
+	t0 = cvm_now_ms();
+	if (in.verified) {
+		/* Hashed already, through this very descriptor: no second pass. */
+		snprintf(got, sizeof(got), "%s", in.want_sha);
+		hashed = (uint64_t)st.st_size;
+		r = 0;
+		cvm_verbose("%s was verified as it was read", in.archive);
+	} else if (spec) {
+		/*
+		 * Decoding starts now, in a child that can write nothing but
+		 * the staging folder; its work is kept only if the hash matches.
+		 * Without a catalogue entry the id is known only from the
+		 * archive's content: the folder is named for it later.
+		 */
+		cvm_verbose("extracting while verifying: in a confined process (%s), kept only if "
+			    "the SHA-256 matches", why);
+		r = cvm_store_stage(&ctx->store, in.id[0] ? in.id : "pending", staged, sizeof(staged),
+				    &sfd);
+		if (r < 0) {
+			staged[0] = '\0';
+			goto out;
+		}
+		r = cvm_extract_spawn(fd, in.archive, &xo, sfd, &child);
+		if (r < 0)
+			goto out;
+		sb.child = child;
+		cvm_progress_start(&sb.pr, "installing", (uint64_t)st.st_size);
+		r = cvm_sha256_fd(fd, digest, &hashed, spec_on_hash, &sb);
+	} else {
+		cvm_verbose("verifying first, then extracting (%s)", why);
+		cvm_progress_start(&pr, "verifying", (uint64_t)st.st_size);
+		r = cvm_sha256_fd(fd, digest, &hashed, on_hash, &pr);
+		cvm_progress_end(&pr);
+	}
 	if (r < 0) {
 		r = cvm_err(r, "cannot read '%s': %s", cvm_safe(in.archive), strerror(-r));
 		goto out;
 	}
-	cvm_hex_encode(digest, sizeof(digest), got);
-	if (strcmp(got, in.want_sha)) {
-		r = cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s (%s), got %s",
-			    cvm_safe(in.archive), in.want_sha, in.sha256 ? "--sha256" : in.rel->source,
-			    got);
+	if (!in.verified)
+		cvm_hex_encode(digest, sizeof(digest), got);
+	/* A mismatch kills the child and discards what it wrote (at out). */
+	r = check_hash(&in, got);
+	if (r < 0) {
+		if (child)
+			cvm_verbose("the extraction process %s; what it wrote is discarded",
+				    cvm_extract_child_kill(child) ? "was stopped while running"
+								  : "had ended");
+		child = NULL;
 		goto out;
 	}
-	cvm_verbose("SHA-256 of %s matches (%llu bytes)", base_name(in.archive),
-		    (unsigned long long)hashed);
+	t1 = cvm_now_ms();
+	cvm_verbose("SHA-256 of %s matches (%llu bytes, %lld ms)", base_name(in.archive),
+		    (unsigned long long)hashed, t1 - t0);
 	cvm_fault("install-verified");
 
 	if (in.sha256) {
-		r = peek_top(fd, &in);
-		if (r == 0)
-			r = identify(&in);
-		if (r == 0)
-			r = cvm_store_id(in.id, sizeof(in.id), in.version, in.cuda_major, in.platform);
+		if (child) {
+			r = have_first = cvm_extract_child_first(child, first, sizeof(first));
+			if (r == 1) {
+				take_top(&in, first);
+				r = id_from_top(ctx, &in);
+			}
+		} else {
+			r = peek_top(fd, &in);
+			if (r == 0)
+				r = id_from_top(ctx, &in);
+		}
 		if (r < 0)
 			goto out;
-		if (cvm_store_has(&ctx->store, in.id) && !in.force) {
+		if (r == 1) {
 			r = report(ctx, &in, true);
 			goto out;
 		}
 	}
-
-	r = cvm_store_stage(&ctx->store, in.id, staged, sizeof(staged), &sfd);
-	if (r < 0) {
-		staged[0] = '\0';
-		goto out;
+	if (child) {
+		r = cvm_extract_child_wait(child, &x, spec_tick, &sb);
+		child = NULL;
+		if (r == 0 && in.sha256 && have_first != 1)
+			r = cvm_err(-CVM_E_LAYOUT, "'%s' is empty", cvm_safe(in.archive));
+		if (r == 1) {
+			/* The child could not do it: start again here, on the verified archive. */
+			cvm_filelist_release(&x.files);
+			memset(&x, 0, sizeof(x));
+			close(sfd);
+			sfd = -1;
+			r = cvm_store_discard(&ctx->store, staged);
+			staged[0] = '\0';
+			if (r < 0)
+				goto out;
+			spec = false;
+			if (in.sha256 && have_first != 1) {
+				r = peek_top(fd, &in);
+				if (r == 0)
+					r = id_from_top(ctx, &in);
+				if (r < 0)
+					goto out;
+				if (r == 1) {
+					r = report(ctx, &in, true);
+					goto out;
+				}
+			}
+		} else if (r < 0) {
+			goto out;
+		} else {
+			cvm_progress_end(&sb.pr);
+		}
 	}
-	/* A cuDNN archive expands about 1.5-3x; 16x and 64 MiB leave room for any real one. */
-	r = cvm_extract_fd(fd, in.archive, hashed, hashed * 16 + (64u << 20), sfd, &x);
+	if (!spec) {
+		r = cvm_store_stage(&ctx->store, in.id, staged, sizeof(staged), &sfd);
+		if (r < 0) {
+			staged[0] = '\0';
+			goto out;
+		}
+		r = cvm_extract_run(fd, in.archive, &xo, sfd, &x);
+		if (r < 0)
+			goto out;
+	}
+	r = check_unchanged(&in, fd, &st);
 	if (r < 0)
 		goto out;
-	cvm_verbose("extracted %zu entries, %llu bytes (%s)", x.files.n,
-		    (unsigned long long)x.bytes, x.format);
+	cvm_verbose("extracted %zu entries, %llu bytes (%s%s%s) in %lld ms", x.files.n,
+		    (unsigned long long)x.bytes, x.format, x.decoder[0] ? "; " : "", x.decoder,
+		    cvm_now_ms() - t0);
+	if (getrusage(RUSAGE_SELF, &ru) == 0 && x.child_peak_rss)
+		cvm_verbose("peak memory: %ld MiB in this process, %llu MiB in the extraction process",
+			    ru.ru_maxrss >> 10, (unsigned long long)(x.child_peak_rss >> 20));
+	else if (getrusage(RUSAGE_SELF, &ru) == 0)
+		cvm_verbose("peak memory: %ld MiB", ru.ru_maxrss >> 10);
 	r = check_content(sfd, &in, staged, &tree);
 	if (r < 0)
 		goto out;
@@ -384,12 +668,16 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	cvm_fault("install-staged");
+	t1 = cvm_now_ms();
 	r = cvm_store_commit(&ctx->store, staged, in.id, in.force);
 	if (r < 0)
 		goto out;
 	staged[0] = '\0';
+	cvm_verbose("committed in %lld ms (one syncfs, then the rename)", cvm_now_ms() - t1);
 	r = report(ctx, &in, false);
 out:
+	/* The child first: nothing may be writing into staging while it is removed. */
+	cvm_extract_child_kill(child);
 	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0)
 		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display, staged);
 	if (sfd >= 0)

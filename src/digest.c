@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -48,43 +52,179 @@ void cvm_sha256_free(struct cvm_sha256 *c)
 	free(c);
 }
 
-int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
-		  void (*on_progress)(void *arg, uint64_t n), void *arg)
+enum { BUFSZ = 256 << 10, NBUF = 4 };
+
+/*
+ * The threaded hashing reader: a thread reads the file ahead into NBUF
+ * buffers while the caller hashes, so that reading (from the disk, when
+ * the file is not cached) and hashing overlap.
+ */
+struct reader {
+	int fd;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	unsigned char *buf[NBUF];
+	size_t len[NBUF];
+	unsigned head, filled;	/* next slot to hash, slots ready */
+	bool eof, stop;
+	int err;
+};
+
+static ssize_t pread_retry(int fd, void *buf, size_t len, uint64_t off)
 {
-	enum { BUFSZ = 1 << 20 };
-	struct cvm_sha256 *c = NULL;
-	unsigned char *buf = NULL;
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+static void *read_ahead(void *arg)
+{
+	struct reader *rd = arg;
+	uint64_t off = 0;
+	unsigned slot = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		pthread_mutex_lock(&rd->mu);
+		while (rd->filled == NBUF && !rd->stop)
+			pthread_cond_wait(&rd->cv, &rd->mu);
+		if (rd->stop) {
+			pthread_mutex_unlock(&rd->mu);
+			return NULL;
+		}
+		pthread_mutex_unlock(&rd->mu);
+		/* The slot is ours: the hasher only touches filled ones. */
+		n = pread_retry(rd->fd, rd->buf[slot], BUFSZ, off);
+		pthread_mutex_lock(&rd->mu);
+		if (n <= 0) {
+			rd->err = n < 0 ? (int)n : 0;
+			rd->eof = true;
+			pthread_cond_broadcast(&rd->cv);
+			pthread_mutex_unlock(&rd->mu);
+			return NULL;
+		}
+		rd->len[slot] = (size_t)n;
+		rd->filled++;
+		pthread_cond_broadcast(&rd->cv);
+		pthread_mutex_unlock(&rd->mu);
+		off += (uint64_t)n;
+		slot = (slot + 1) % NBUF;
+	}
+}
+
+static int hash_threaded(int fd, struct cvm_sha256 *c, uint64_t *size,
+			 void (*on_progress)(void *arg, uint64_t n), void *arg)
+{
+	struct reader rd = { .fd = fd };
+	pthread_t tid;
+	uint64_t off = 0;
+	unsigned i;
+	int r = 0;
+
+	for (i = 0; i < NBUF; i++) {
+		rd.buf[i] = malloc(BUFSZ);
+		if (!rd.buf[i])
+			r = -ENOMEM;
+	}
+	pthread_mutex_init(&rd.mu, NULL);
+	pthread_cond_init(&rd.cv, NULL);
+	if (r == 0 && pthread_create(&tid, NULL, read_ahead, &rd) != 0)
+		r = -EAGAIN;
+	if (r < 0)
+		goto out;
+	for (;;) {
+		size_t n;
+
+		pthread_mutex_lock(&rd.mu);
+		while (rd.filled == 0 && !rd.eof)
+			pthread_cond_wait(&rd.cv, &rd.mu);
+		if (rd.filled == 0) {
+			r = rd.err;
+			pthread_mutex_unlock(&rd.mu);
+			break;
+		}
+		pthread_mutex_unlock(&rd.mu);
+		n = rd.len[rd.head];
+		r = cvm_sha256_update(c, rd.buf[rd.head], n);
+		if (r < 0)
+			break;
+		off += n;
+		if (on_progress)
+			on_progress(arg, n);
+		pthread_mutex_lock(&rd.mu);
+		rd.head = (rd.head + 1) % NBUF;
+		rd.filled--;
+		pthread_cond_broadcast(&rd.cv);
+		pthread_mutex_unlock(&rd.mu);
+	}
+	pthread_mutex_lock(&rd.mu);
+	rd.stop = true;
+	pthread_cond_broadcast(&rd.cv);
+	pthread_mutex_unlock(&rd.mu);
+	pthread_join(tid, NULL);
+	*size = off;
+out:
+	pthread_cond_destroy(&rd.cv);
+	pthread_mutex_destroy(&rd.mu);
+	for (i = 0; i < NBUF; i++)
+		free(rd.buf[i]);
+	return r;
+}
+
+static int hash_inline(int fd, struct cvm_sha256 *c, uint64_t *size,
+		       void (*on_progress)(void *arg, uint64_t n), void *arg)
+{
+	unsigned char *buf = malloc(BUFSZ);
 	uint64_t off = 0;
 	int r = 0;
 
-	c = cvm_sha256_new();
-	buf = malloc(BUFSZ);
-	if (!c || !buf) {
-		r = -ENOMEM;
-		goto out;
-	}
+	if (!buf)
+		return -ENOMEM;
 	for (;;) {
-		ssize_t n = pread(fd, buf, BUFSZ, (off_t)off);
+		ssize_t n = pread_retry(fd, buf, BUFSZ, off);
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			r = -errno;
-			goto out;
+			r = (int)n;
+			break;
 		}
 		if (n == 0)
 			break;
 		r = cvm_sha256_update(c, buf, (size_t)n);
 		if (r < 0)
-			goto out;
+			break;
 		off += (uint64_t)n;
 		if (on_progress)
 			on_progress(arg, (uint64_t)n);
 	}
-	r = cvm_sha256_final(c, out);
-	if (size)
-		*size = off;
-out:
+	*size = off;
 	free(buf);
+	return r;
+}
+
+int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
+		  void (*on_progress)(void *arg, uint64_t n), void *arg)
+{
+	struct cvm_sha256 *c = NULL;
+	struct stat st;
+	uint64_t off = 0;
+	int r;
+
+	c = cvm_sha256_new();
+	if (!c)
+		return -ENOMEM;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 4 * BUFSZ) {
+		posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		r = hash_threaded(fd, c, &off, on_progress, arg);
+	} else {
+		r = hash_inline(fd, c, &off, on_progress, arg);
+	}
+	if (r == 0)
+		r = cvm_sha256_final(c, out);
+	if (r == 0 && size)
+		*size = off;
 	cvm_sha256_free(c);
 	return r;
 }

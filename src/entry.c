@@ -40,7 +40,7 @@ const char *cvm_entry_link_problem(const char *rel, const char *target)
 	unsigned depth = 0, up = 0;
 	bool down = false;
 
-	if (!*target)
+	if (!target || !*target)
 		return "empty symlink target";
 	if (has_control(target))
 		return "control character in the symlink target";
@@ -167,9 +167,19 @@ int cvm_entry_top_version(const char *top, char *version, size_t vlen,
 			cu = s;
 	if (!cu)
 		return -CVM_E_NOTFOUND;
-	major = strtol(cu + 5, &num_end, 10);
-	if (num_end == cu + 5 || major <= 0 || major > 99 || (num_end != end && *num_end != '.'))
+	/* 1-2 plain digits, then the end or ".minor" (cuda13.4): nothing strtol would also take. */
+	if (cu[5] < '1' || cu[5] > '9')
 		return -CVM_E_NOTFOUND;
+	major = strtol(cu + 5, &num_end, 10);
+	if (num_end - (cu + 5) > 2)
+		return -CVM_E_NOTFOUND;
+	if (num_end != end) {
+		if (*num_end != '.' || num_end + 1 == end)
+			return -CVM_E_NOTFOUND;
+		for (const char *d = num_end + 1; d < end; d++)
+			if (*d < '0' || *d > '9')
+				return -CVM_E_NOTFOUND;
+	}
 	dash = NULL;
 	for (const char *s = body; s < cu; s++)
 		if (*s == '-')
@@ -181,6 +191,10 @@ int cvm_entry_top_version(const char *top, char *version, size_t vlen,
 		return -CVM_E_NOTFOUND;
 	memcpy(version, dash + 1, n);
 	version[n] = '\0';
+	/* The platform becomes part of a store id: the catalogue's rule, [a-z0-9_-]. */
+	for (const char *c = body; c < dash; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' || *c == '-'))
+			return -CVM_E_NOTFOUND;
 	memcpy(platform, body, (size_t)(dash - body));
 	platform[dash - body] = '\0';
 	*cuda_major = (int)major;

@@ -1,12 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cudnnvm/archive.h"
+#include "cudnnvm/confine.h"
 #include "cudnnvm/digest.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/extract.h"
@@ -14,7 +24,18 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
 
-enum { BUFSZ = 1 << 20 };
+enum {
+	BUFSZ = 1 << 20,	/* the write buffer of a file */
+	DIRECT = 256 << 10,	/* pieces this large are written without copying */
+};
+
+/* What the extraction reports as it goes: a progress bar here, messages in the child. */
+struct hooks {
+	void (*progress)(void *arg, uint64_t pos);
+	void (*first)(void *arg, const char *path);	/* the first entry's name, unchecked */
+	void (*file)(void *arg);			/* the first file is written */
+	void *arg;
+};
 
 static int unsafe(const char *archive, const char *entry, const char *why)
 {
@@ -22,10 +43,23 @@ static int unsafe(const char *archive, const char *entry, const char *why)
 		       cvm_safe(entry), why);
 }
 
+/* Where the staging folder is, for messages ("No space left" must name the store). */
+static char staging_path[4096];
+
+static void note_staging(int dirfd)
+{
+	char link[64];
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
+	k = readlink(link, staging_path, sizeof(staging_path) - 1);
+	staging_path[k > 0 ? k : 0] = '\0';
+}
+
 static int write_error(const char *rel, int r)
 {
-	return cvm_err(r, "cannot write '%s' in the staging folder: %s", cvm_safe(rel),
-		       strerror(-r));
+	return cvm_err(r, "cannot write '%s' in the staging folder '%s': %s", cvm_safe(rel),
+		       staging_path[0] ? cvm_safe(staging_path) : "?", strerror(-r));
 }
 
 /*
@@ -68,92 +102,153 @@ static int open_parent(int root, const char *name, const char *rel, const char *
 	return fd;
 }
 
+/* A file being written: data goes out in pieces of BUFSZ, or as it comes when large. */
+struct out_file {
+	int fd;
+	unsigned char *buf;
+	size_t n;
+	struct cvm_sha256 *sha;
+};
+
+static int out_flush(struct out_file *f)
+{
+	int r = f->n ? cvm_write_all(f->fd, f->buf, f->n) : 0;
+
+	f->n = 0;
+	return r;
+}
+
+static int out_put(struct out_file *f, const unsigned char *p, size_t len)
+{
+	int r = cvm_sha256_update(f->sha, p, len);
+
+	while (r == 0 && len) {
+		size_t k;
+		if (f->n == 0 && len >= DIRECT)
+			return cvm_write_all(f->fd, p, len);
+		k = BUFSZ - f->n < len ? BUFSZ - f->n : len;
+		memcpy(f->buf + f->n, p, k);
+		f->n += k;
+		p += k;
+		len -= k;
+		if (f->n == BUFSZ)
+			r = out_flush(f);
+	}
+	return r;
+}
+
 static int write_file(struct cvm_archive *ar, const char *name, int pfd, const char *leaf,
 		      const char *rel, mode_t mode, uint64_t max_bytes, struct cvm_extract *x,
-		      unsigned char *buf, struct cvm_progress *pr)
+		      unsigned char *buf, const struct hooks *h)
 {
-	struct cvm_sha256 *sha = NULL;
+	static const unsigned char zeros[64 << 10];
+	struct out_file f = { .fd = -1, .buf = buf };
 	uint8_t digest[CVM_SHA256_LEN];
 	char hex[CVM_SHA256_HEX];
-	uint64_t size = 0, pos0 = cvm_archive_position(ar), pos;
-	int fd = -1, r = 0;
+	uint64_t size = 0;
+	int r = 0;
 
-	fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-	if (fd < 0) {
+	f.fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+	if (f.fd < 0) {
 		if (errno == EEXIST)
 			return unsafe(name, rel, "a second entry of the same name");
 		return write_error(rel, -errno);
 	}
-	sha = cvm_sha256_new();
-	if (!sha) {
+	f.sha = cvm_sha256_new();
+	if (!f.sha) {
 		r = -ENOMEM;
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = cvm_archive_read(ar, buf, BUFSZ);
-		if (n < 0) {
-			r = (int)n;
+		const void *p;
+		size_t n;
+		int64_t off;
+
+		r = cvm_archive_read_block(ar, &p, &n, &off);
+		if (r <= 0)
+			break;
+		r = 0;
+		if (off < 0 || (uint64_t)off < size) {
+			r = unsafe(name, rel, "its data overlaps itself");
 			goto out;
 		}
-		if (n == 0)
-			break;
-		size += (uint64_t)n;
-		x->bytes += (uint64_t)n;
-		if (x->bytes > max_bytes) {
+		if ((uint64_t)off - size + n > max_bytes - x->bytes ||
+		    x->bytes > max_bytes) {
 			r = unsafe(name, rel, "the archive expands beyond a sane size");
 			goto out;
 		}
-		r = cvm_sha256_update(sha, buf, (size_t)n);
+		/* A hole of a sparse file is written as zeros, hashed as zeros. */
+		while (r == 0 && size < (uint64_t)off) {
+			size_t k = (uint64_t)off - size < sizeof(zeros) ? (size_t)((uint64_t)off - size)
+								      : sizeof(zeros);
+			r = out_put(&f, zeros, k);
+			size += k;
+			x->bytes += k;
+		}
 		if (r == 0)
-			r = cvm_write_all(fd, buf, (size_t)n);
+			r = out_put(&f, p, n);
 		if (r < 0) {
 			if (r != -ENOMEM)
 				r = write_error(rel, r);
 			goto out;
 		}
-		pos = cvm_archive_position(ar);
-		cvm_progress_add(pr, pos - pos0);
-		pos0 = pos;
+		size += n;
+		x->bytes += n;
+		if (h->progress)
+			h->progress(h->arg, cvm_archive_position(ar));
 	}
+	if (r < 0)
+		goto out;
+	r = out_flush(&f);
 	/* The umask must not make a file unreadable for other users. */
-	if (fchmod(fd, mode) < 0) {
-		r = write_error(rel, -errno);
+	if (r == 0 && fchmod(f.fd, mode) < 0)
+		r = -errno;
+	if (r < 0) {
+		r = write_error(rel, r);
 		goto out;
 	}
-	r = cvm_sha256_final(sha, digest);
+	/* Start the write-back now, so that the commit's one syncfs has less left to do. */
+	if (size >= BUFSZ)
+		sync_file_range(f.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	r = cvm_sha256_final(f.sha, digest);
 	if (r < 0)
 		goto out;
 	cvm_hex_encode(digest, sizeof(digest), hex);
 	r = cvm_filelist_add(&x->files, rel, NULL, hex, size, mode);
 out:
-	cvm_sha256_free(sha);
-	if (fd >= 0 && close(fd) < 0 && r == 0)
+	cvm_sha256_free(f.sha);
+	if (f.fd >= 0 && close(f.fd) < 0 && r == 0)
 		r = write_error(rel, -errno);
 	return r;
 }
 
-int cvm_extract_fd(int fd, const char *name, uint64_t archive_size, uint64_t max_bytes,
-		   int dirfd, struct cvm_extract *x)
+static int extract(int fd, const char *name, const struct cvm_extract_opts *o, int dirfd,
+		   struct cvm_extract *x, const struct hooks *h)
 {
+	struct cvm_archive_opts ao = { o->jobs, o->memlimit };
 	struct cvm_archive *ar = NULL;
-	struct cvm_progress pr;
 	struct cvm_entry e;
 	unsigned char *buf = NULL;
 	char rel[4096];
 	const char *leaf = NULL;
 	int r, pfd = -1;
-	bool first_file = true;
+	bool first_entry = true, first_file = true;
 
 	buf = malloc(BUFSZ);
 	if (!buf)
 		return -ENOMEM;
-	r = cvm_archive_open_fd(fd, name, &ar);
+	r = cvm_archive_open(fd, name, &ao, &ar);
 	if (r < 0)
 		goto out;
-	cvm_progress_start(&pr, "extracting", archive_size);
+	snprintf(x->decoder, sizeof(x->decoder), "%s", cvm_archive_decoder(ar));
 	while ((r = cvm_archive_next(ar, &e)) > 0) {
 		if (!x->format[0])
-			strncpy(x->format, cvm_archive_format(ar), sizeof(x->format) - 1);
+			snprintf(x->format, sizeof(x->format), "%s", cvm_archive_format(ar));
+		if (first_entry) {
+			first_entry = false;
+			if (h->first)
+				h->first(h->arg, e.path);
+		}
 		r = cvm_entry_check(&x->state, name, &e, rel, sizeof(rel));
 		if (r < 0)
 			goto out;
@@ -196,19 +291,19 @@ int cvm_extract_fd(int fd, const char *name, uint64_t archive_size, uint64_t max
 			break;
 		default:
 			r = write_file(ar, name, pfd, leaf, rel, (e.mode & 0111) ? 0755 : 0644,
-				       max_bytes, x, buf, &pr);
+				       o->max_bytes, x, buf, h);
 			if (r < 0)
 				goto out;
 			if (first_file) {
 				first_file = false;
-				cvm_fault("install-extracting");
+				if (h->file)
+					h->file(h->arg);
 			}
 			break;
 		}
 		close(pfd);
 		pfd = -1;
 	}
-	cvm_progress_end(&pr);
 	if (r == 0 && !x->state.have_top)
 		r = cvm_err(-CVM_E_LAYOUT, "'%s' is empty", cvm_safe(name));
 out:
@@ -217,4 +312,654 @@ out:
 	cvm_archive_free(ar);
 	free(buf);
 	return r;
+}
+
+/* ------------------------------------------------------------ in this process */
+
+struct bar {
+	struct cvm_progress pr;
+	uint64_t last;
+};
+
+static void bar_progress(void *arg, uint64_t pos)
+{
+	struct bar *b = arg;
+
+	if (pos > b->last) {
+		cvm_progress_add(&b->pr, pos - b->last);
+		b->last = pos;
+	}
+}
+
+static void fault_extracting(void *arg)
+{
+	(void)arg;
+	cvm_fault("install-extracting");
+}
+
+int cvm_extract_run(int fd, const char *name, const struct cvm_extract_opts *o, int dirfd,
+		    struct cvm_extract *x)
+{
+	struct bar b = { .last = 0 };
+	struct hooks h = { bar_progress, NULL, fault_extracting, &b };
+	int r;
+
+	note_staging(dirfd);
+	cvm_progress_start(&b.pr, "extracting", o->archive_size);
+	r = extract(fd, name, o, dirfd, x, &h);
+	if (r == 0)
+		cvm_progress_end(&b.pr);
+	return r;
+}
+
+int cvm_extract_fd(int fd, const char *name, uint64_t archive_size, uint64_t max_bytes,
+		   int dirfd, struct cvm_extract *x)
+{
+	struct cvm_extract_opts o = { archive_size, max_bytes, 1, 0 };
+
+	return cvm_extract_run(fd, name, &o, dirfd, x);
+}
+
+/* ------------------------------------------------------- the speculative child */
+
+/*
+ * The child's report, on a pipe: records of a type byte, a 32-bit length
+ * and that many bytes. 'T' the first entry's name; 'X' the first file is
+ * written; 'F' one written object; 'R' the result, last. The parent reads
+ * them only after the archive's hash matched, and bounds every length.
+ */
+enum { MAX_REPORT = 64 << 20, MAX_STRING = 64 << 10 };
+
+struct shared {
+	uint64_t pos;		/* progress, written by the child */
+};
+
+struct cvm_extract_child {
+	pid_t pid;
+	int rfd;
+	struct shared *sh;
+	const char *name;
+	unsigned char *buf;
+	size_t n, cap;
+	size_t done;		/* bytes of buf processed by _wait */
+	bool eof;
+	bool fault_sent;
+};
+
+struct msg {
+	unsigned char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void put(struct msg *m, const void *d, size_t len)
+{
+	if (m->oom)
+		return;
+	if (m->n + len > m->cap) {
+		size_t cap = m->cap ? m->cap : 4096;
+		unsigned char *p;
+		while (cap < m->n + len)
+			cap *= 2;
+		p = realloc(m->p, cap);
+		if (!p) {
+			m->oom = true;
+			return;
+		}
+		m->p = p;
+		m->cap = cap;
+	}
+	memcpy(m->p + m->n, d, len);
+	m->n += len;
+}
+
+static void put_u32(struct msg *m, uint32_t v)
+{
+	put(m, &v, sizeof(v));
+}
+
+static void put_u64(struct msg *m, uint64_t v)
+{
+	put(m, &v, sizeof(v));
+}
+
+static void put_str(struct msg *m, const char *s)
+{
+	size_t len = s ? strlen(s) : 0;
+
+	if (len > MAX_STRING)
+		len = MAX_STRING;
+	put_u32(m, (uint32_t)len);
+	put(m, s ? s : "", len);
+}
+
+/* Starts a record; end_record fills in its length. */
+static size_t begin_record(struct msg *m, char type)
+{
+	size_t at;
+
+	put(m, &type, 1);
+	at = m->n;
+	put_u32(m, 0);
+	return at;
+}
+
+static void end_record(struct msg *m, size_t at)
+{
+	uint32_t len = (uint32_t)(m->n - at - sizeof(uint32_t));
+
+	if (!m->oom)
+		memcpy(m->p + at, &len, sizeof(len));
+}
+
+struct child_ctx {
+	int wfd;
+	struct shared *sh;
+	bool first_file;
+};
+
+static void send_msg(struct child_ctx *c, struct msg *m)
+{
+	if (!m->oom && m->n)
+		cvm_write_all(c->wfd, m->p, m->n);
+	m->n = 0;
+}
+
+static void child_first(void *arg, const char *path)
+{
+	struct child_ctx *c = arg;
+	struct msg m = { 0 };
+	size_t at = begin_record(&m, 'T');
+
+	put(&m, path, strlen(path) < MAX_STRING ? strlen(path) : MAX_STRING);
+	end_record(&m, at);
+	send_msg(c, &m);
+	free(m.p);
+}
+
+static void child_file(void *arg)
+{
+	struct child_ctx *c = arg;
+	struct msg m = { 0 };
+
+	end_record(&m, begin_record(&m, 'X'));
+	send_msg(c, &m);
+	free(m.p);
+}
+
+static void child_progress(void *arg, uint64_t pos)
+{
+	struct child_ctx *c = arg;
+
+	__atomic_store_n(&c->sh->pos, pos, __ATOMIC_RELAXED);
+}
+
+static void child_result(struct child_ctx *c, int code, bool unconfined, const struct cvm_extract *x)
+{
+	const char *why = cvm_err_first();
+	struct msg m = { 0 };
+	size_t i, at;
+
+	for (i = 0; code == 0 && i < x->files.n; i++) {
+		const struct cvm_file *f = &x->files.v[i];
+		at = begin_record(&m, 'F');
+		put_u64(&m, f->size);
+		put_u32(&m, f->mode);
+		put_u32(&m, f->link ? 1 : 0);
+		put_str(&m, f->path);
+		put_str(&m, f->link ? f->link : f->sha256);
+		end_record(&m, at);
+		if (m.n >= (1 << 20))
+			send_msg(c, &m);
+	}
+	at = begin_record(&m, 'R');
+	put_u32(&m, (uint32_t)code);
+	put_u32(&m, unconfined ? 1 : 0);
+	put_u64(&m, x->bytes);
+	put_u32(&m, x->state.have_top ? 1 : 0);
+	put_u32(&m, (uint32_t)x->state.layout);
+	put_str(&m, x->state.top);
+	put_str(&m, x->format);
+	put_str(&m, x->decoder);
+	put_str(&m, code < 0 && why ? why : "");
+	end_record(&m, at);
+	send_msg(c, &m);
+	free(m.p);
+}
+
+#ifdef CVM_FAULT_INJECTION
+/*
+ * Test builds: CUDNNVM_TEST_ESCAPE=PATH makes the confined child try what
+ * it must not be able to do, and report each outcome ('E' records, shown
+ * by the parent under -v).
+ */
+static void report_try(struct child_ctx *c, const char *what, int ok)
+{
+	char line[256];
+	struct msg m = { 0 };
+	size_t at = begin_record(&m, 'E');
+
+	snprintf(line, sizeof(line), "%s: %s", what, ok >= 0 ? "allowed" : strerror(-ok));
+	put(&m, line, strlen(line));
+	end_record(&m, at);
+	send_msg(c, &m);
+	free(m.p);
+}
+
+static void try_escape(struct child_ctx *c, const char *path)
+{
+	char *argv[] = { (char *)"/bin/true", NULL };
+	int fd, r;
+	pid_t p;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	report_try(c, "create outside staging", fd < 0 ? -errno : 0);
+	if (fd >= 0)
+		close(fd);
+	fd = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+	report_try(c, "read outside staging", fd < 0 ? -errno : 0);
+	if (fd >= 0)
+		close(fd);
+	fd = (int)syscall(SYS_socket, AF_INET, SOCK_STREAM, 0);
+	report_try(c, "socket", fd < 0 ? -errno : 0);
+	if (fd >= 0)
+		close(fd);
+	r = kill(getppid(), 0);
+	report_try(c, "signal the parent", r < 0 ? -errno : 0);
+	p = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+	if (p == 0)
+		_exit(0);
+	report_try(c, "fork", p < 0 ? -errno : 0);
+	if (p > 0)
+		waitpid(p, NULL, 0);
+	r = (int)syscall(SYS_execve, argv[0], argv, NULL);
+	report_try(c, "exec", r < 0 ? -errno : 0);
+}
+#endif
+
+static void child_main(int fd, const char *name, const struct cvm_extract_opts *o, int dirfd,
+		       int wfd, struct shared *sh, pid_t parent)
+{
+	struct child_ctx c = { wfd, sh, true };
+	struct hooks h = { child_progress, child_first, child_file, &c };
+	struct cvm_extract x = { 0 };
+	int keep[3] = { fd, dirfd, wfd };
+	int r;
+
+	/* It dies with its parent; a parent gone already is not waited for. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+		_exit(1);
+	signal(SIGPIPE, SIG_DFL);
+#ifdef CVM_FAULT_INJECTION
+	const char *escape = getenv("CUDNNVM_TEST_ESCAPE");
+#endif
+
+	r = cvm_confine_self(dirfd, keep, 3, o->max_bytes, false);
+	if (r < 0) {
+		child_result(&c, r, true, &x);
+		_exit(0);
+	}
+#ifdef CVM_FAULT_INJECTION
+	if (escape)
+		try_escape(&c, escape);
+#endif
+	r = extract(fd, name, o, dirfd, &x, &h);
+	child_result(&c, r, false, &x);
+	/* No exit handlers, no flushing of what the parent buffered: the parent owns those. */
+	_exit(0);
+}
+
+int cvm_extract_spawn(int fd, const char *name, const struct cvm_extract_opts *o, int dirfd,
+		      struct cvm_extract_child **out)
+{
+	struct cvm_extract_child *c;
+	int p[2] = { -1, -1 };
+	pid_t parent = getpid();
+	int r;
+
+	note_staging(dirfd);
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->pid = -1;
+	c->rfd = -1;
+	c->name = name;
+	c->sh = mmap(NULL, sizeof(*c->sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (c->sh == MAP_FAILED) {
+		c->sh = NULL;
+		r = cvm_err(-errno, "cannot start the extraction: %s", strerror(errno));
+		goto fail;
+	}
+	if (pipe2(p, O_CLOEXEC) < 0) {
+		r = cvm_err(-errno, "cannot start the extraction: %s", strerror(errno));
+		goto fail;
+	}
+	/* What the child would otherwise initialise itself, reading files it cannot open. */
+	cvm_sha256_free(cvm_sha256_new());
+	fflush(NULL);
+	c->pid = fork();
+	if (c->pid < 0) {
+		r = cvm_err(-errno, "cannot start the extraction: %s", strerror(errno));
+		goto fail;
+	}
+	if (c->pid == 0) {
+		close(p[0]);
+		child_main(fd, name, o, dirfd, p[1], c->sh, parent);
+	}
+	close(p[1]);
+	c->rfd = p[0];
+	*out = c;
+	return 0;
+fail:
+	if (p[0] >= 0)
+		close(p[0]);
+	if (p[1] >= 0)
+		close(p[1]);
+	if (c->sh)
+		munmap(c->sh, sizeof(*c->sh));
+	free(c);
+	return r;
+}
+
+uint64_t cvm_extract_child_position(struct cvm_extract_child *c)
+{
+	return __atomic_load_n(&c->sh->pos, __ATOMIC_RELAXED);
+}
+
+/* Reads more of the report: 1, 0 at its end, or a negative code (printed). */
+static int fill(struct cvm_extract_child *c, void (*tick)(void *arg, uint64_t pos), void *arg)
+{
+	struct pollfd pfd = { c->rfd, POLLIN, 0 };
+	ssize_t n;
+
+	if (c->eof)
+		return 0;
+	while (tick) {
+		int k = poll(&pfd, 1, 100);
+		if (k > 0 || (k < 0 && errno != EINTR))
+			break;
+		tick(arg, cvm_extract_child_position(c));
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 65536;
+		unsigned char *p;
+		if (cap > MAX_REPORT)
+			return cvm_err(-CVM_E_CHILD, "the extraction of '%s' reported too much",
+				       cvm_safe(c->name));
+		p = realloc(c->buf, cap);
+		if (!p)
+			return -ENOMEM;
+		c->buf = p;
+		c->cap = cap;
+	}
+	do
+		n = read(c->rfd, c->buf + c->n, c->cap - c->n);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return cvm_err(-errno, "cannot read the extraction's report: %s", strerror(errno));
+	if (n == 0) {
+		c->eof = true;
+		return 0;
+	}
+	c->n += (size_t)n;
+	return 1;
+}
+
+/* The record at *at, if it is complete: 1 with type, payload and length, 0 if not yet. */
+static int record_at(const struct cvm_extract_child *c, size_t *at, char *type,
+		     const unsigned char **p, uint32_t *len)
+{
+	uint32_t l;
+
+	if (c->n - *at < 5)
+		return 0;
+	memcpy(&l, c->buf + *at + 1, sizeof(l));
+	if (c->n - *at - 5 < l)
+		return 0;
+	*type = (char)c->buf[*at];
+	*p = c->buf + *at + 5;
+	*len = l;
+	*at += 5 + (size_t)l;
+	return 1;
+}
+
+int cvm_extract_child_first(struct cvm_extract_child *c, char *path, size_t len)
+{
+	size_t at = 0;
+	const unsigned char *p;
+	uint32_t l;
+	char t;
+	int r;
+
+	for (;;) {
+		while (record_at(c, &at, &t, &p, &l)) {
+			if (t == 'T') {
+				if (l >= len)
+					l = (uint32_t)len - 1;
+				memcpy(path, p, l);
+				path[l] = '\0';
+				return 1;
+			}
+			if (t == 'R')
+				return 0;
+		}
+		r = fill(c, NULL, NULL);
+		if (r <= 0)
+			return r;
+	}
+}
+
+/* A reader of one record's fields; any overrun marks it bad. */
+struct rd {
+	const unsigned char *p;
+	size_t n;
+	bool bad;
+};
+
+static void get(struct rd *r, void *d, size_t len)
+{
+	if (r->bad || r->n < len) {
+		r->bad = true;
+		memset(d, 0, len);
+		return;
+	}
+	memcpy(d, r->p, len);
+	r->p += len;
+	r->n -= len;
+}
+
+static uint32_t get_u32(struct rd *r)
+{
+	uint32_t v;
+
+	get(r, &v, sizeof(v));
+	return v;
+}
+
+static uint64_t get_u64(struct rd *r)
+{
+	uint64_t v;
+
+	get(r, &v, sizeof(v));
+	return v;
+}
+
+/* A string into buf (NUL-terminated); one longer than len - 1, or holding a NUL, is bad. */
+static void get_str(struct rd *r, char *buf, size_t len)
+{
+	uint32_t l = get_u32(r);
+
+	if (r->bad || l >= len || r->n < l || memchr(r->p, '\0', l)) {
+		r->bad = true;
+		buf[0] = '\0';
+		return;
+	}
+	memcpy(buf, r->p, l);
+	buf[l] = '\0';
+	r->p += l;
+	r->n -= l;
+}
+
+static bool valid_code(int code)
+{
+	return (code < 0 && code > -4096) || (code <= -CVM_E_FIRST && code > -CVM_E_LAST);
+}
+
+static int malformed(struct cvm_extract_child *c)
+{
+	return cvm_err(-CVM_E_CHILD, "the extraction of '%s' sent a malformed report",
+		       cvm_safe(c->name));
+}
+
+/* Handles one record for _wait: 1 for the result, 0 for others, negative on error. */
+static int take(struct cvm_extract_child *c, char t, const unsigned char *p, uint32_t len,
+		struct cvm_extract *x, int *code, bool *unconfined, char *why, size_t wlen)
+{
+	static char path[4096], link[4096];
+	struct rd r = { p, len, false };
+
+	switch (t) {
+	case 'T':
+		return 0;
+	case 'E':
+		cvm_verbose("confinement test: %.*s", (int)(len < 200 ? len : 200), (const char *)p);
+		return 0;
+	case 'X':
+		/* The crash point of the in-process extraction, after the first file. */
+		cvm_fault("install-extracting");
+		return 0;
+	case 'F': {
+		uint64_t size = get_u64(&r);
+		uint32_t mode = get_u32(&r), is_link = get_u32(&r);
+		get_str(&r, path, sizeof(path));
+		get_str(&r, link, sizeof(link));
+		if (r.bad || r.n || (!is_link && strlen(link) != CVM_SHA256_HEX - 1))
+			return malformed(c);
+		return cvm_filelist_add(&x->files, path, is_link ? link : NULL, is_link ? NULL : link,
+					size, is_link ? 0777 : (mode & 0755));
+	}
+	case 'R':
+		*code = (int)get_u32(&r);
+		*unconfined = get_u32(&r) != 0;
+		x->bytes = get_u64(&r);
+		x->state.have_top = get_u32(&r) != 0;
+		x->state.layout = get_u32(&r) == CVM_LAYOUT_LEGACY ? CVM_LAYOUT_LEGACY
+								    : CVM_LAYOUT_NVIDIA;
+		get_str(&r, x->state.top, sizeof(x->state.top));
+		get_str(&r, x->format, sizeof(x->format));
+		get_str(&r, x->decoder, sizeof(x->decoder));
+		get_str(&r, why, wlen);
+		if (r.bad || r.n || (*code && !valid_code(*code)))
+			return malformed(c);
+		return 1;
+	default:
+		return malformed(c);
+	}
+}
+
+static void reap(struct cvm_extract_child *c, int *status, struct rusage *ru)
+{
+	pid_t p;
+
+	if (c->rfd >= 0)
+		close(c->rfd);
+	c->rfd = -1;
+	if (c->pid > 0) {
+		do
+			p = wait4(c->pid, status, 0, ru);
+		while (p < 0 && errno == EINTR);
+	}
+	c->pid = -1;
+}
+
+static void child_free(struct cvm_extract_child *c)
+{
+	if (c->sh)
+		munmap(c->sh, sizeof(*c->sh));
+	free(c->buf);
+	free(c);
+}
+
+int cvm_extract_child_wait(struct cvm_extract_child *c, struct cvm_extract *x,
+			   void (*tick)(void *arg, uint64_t pos), void *arg)
+{
+	struct rusage ru;
+	char why[1024] = "";
+	const unsigned char *p;
+	uint32_t len;
+	bool have_result = false, unconfined = false;
+	int r = 0, code = 0, status = 0;
+	char t;
+
+	memset(&ru, 0, sizeof(ru));
+	while (!have_result) {
+		while (!have_result && record_at(c, &c->done, &t, &p, &len)) {
+			r = take(c, t, p, len, x, &code, &unconfined, why, sizeof(why));
+			if (r < 0)
+				goto out;
+			have_result = r == 1;
+		}
+		if (have_result)
+			break;
+		r = fill(c, tick, arg);
+		if (r < 0)
+			goto out;
+		if (r == 0)
+			break;
+	}
+	r = 0;
+	if (have_result && c->done != c->n) {
+		r = malformed(c);
+		goto out;
+	}
+	reap(c, &status, &ru);
+	x->child_peak_rss = (uint64_t)ru.ru_maxrss << 10;
+	if (!have_result) {
+		if (WIFSIGNALED(status))
+			r = cvm_err(-CVM_E_CHILD, "the extraction of '%s' was killed by signal %d",
+				    cvm_safe(c->name), WTERMSIG(status));
+		else
+			r = cvm_err(-CVM_E_CHILD, "the extraction of '%s' ended without a result "
+				    "(exit status %d)", cvm_safe(c->name), WEXITSTATUS(status));
+		goto out;
+	}
+	if (unconfined) {
+		cvm_verbose("the extraction process could not confine itself (%s): extracting here",
+			    strerror(-code));
+		r = 1;
+		goto out;
+	}
+	if (code > -CVM_E_FIRST && code < 0) {
+		/* Not the archive's fault (a limit of the sandbox?): the caller retries here. */
+		cvm_verbose("the confined extraction failed (%s): extracting here", why);
+		r = 1;
+		goto out;
+	}
+	if (code < 0)
+		r = cvm_err(code, "%s", why[0] ? why : cvm_strerror(code));
+out:
+	if (c->pid > 0) {
+		kill(c->pid, SIGKILL);
+		reap(c, &status, NULL);
+	}
+	child_free(c);
+	return r < 0 ? r : r == 1 ? 1 : 0;
+}
+
+int cvm_extract_child_kill(struct cvm_extract_child *c)
+{
+	int status, running = 0;
+
+	if (!c)
+		return 0;
+	if (c->pid > 0) {
+		running = waitpid(c->pid, &status, WNOHANG) == 0;
+		if (!running)
+			c->pid = -1;
+		else
+			kill(c->pid, SIGKILL);
+	}
+	reap(c, &status, NULL);
+	child_free(c);
+	return running;
 }

@@ -9,7 +9,7 @@ pkg-config --exists libcrypto 2>/dev/null || missing="$missing libssl-dev"
 pkg-config --exists jansson 2>/dev/null || missing="$missing libjansson-dev"
 pkg-config --exists libcurl 2>/dev/null || missing="$missing libcurl4-openssl-dev"
 pkg-config --exists liblzma 2>/dev/null || missing="$missing liblzma-dev"
-for tool in cc:gcc make:make pkg-config:pkg-config xz:xz-utils python3:python3 flock:util-linux \
+for tool in cc:gcc clang:clang make:make pkg-config:pkg-config xz:xz-utils python3:python3 flock:util-linux \
 	sha256sum:coreutils; do
 	command -v "${tool%%:*}" >/dev/null 2>&1 || missing="$missing ${tool#*:}"
 done

@@ -6,6 +6,8 @@
  * Reading release archives: the only interface to libarchive (archive.c).
  * Only the formats cuDNN ships are enabled: tar (ustar, pax, gnu) with xz or
  * gzip, and zip. Entries are returned as plain structs; nothing is written.
+ * An .xz file is decoded by xz.h (in parallel, bounded memory) and only its
+ * tar stream reaches libarchive; anything else is libarchive's to decode.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,19 +32,37 @@ struct cvm_entry {
 
 struct cvm_archive;
 
+struct cvm_archive_opts {
+	unsigned threads;	/* xz decoder threads at most; 0 or 1: one */
+	uint64_t memlimit;	/* memory the xz threads may take; 0: xz.h's default */
+};
+
 /*
  * Opens the archive readable from fd, starting at offset 0 (the descriptor
- * stays the caller's). name is for messages. 0, -ENOMEM, -CVM_E_CORRUPT.
+ * stays the caller's). name is for messages; o may be NULL (one thread).
+ * 0, -ENOMEM, -CVM_E_CORRUPT (message printed).
  */
+int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
+		     struct cvm_archive **out);
+/* The same with one decoder thread. */
 int cvm_archive_open_fd(int fd, const char *name, struct cvm_archive **out);
 /* Next entry: 1 and *e filled, 0 at the end, -CVM_E_CORRUPT (message printed). */
 int cvm_archive_next(struct cvm_archive *a, struct cvm_entry *e);
 /* Reads entry data: bytes read (0 at the end of the entry) or -CVM_E_CORRUPT. */
 ssize_t cvm_archive_read(struct cvm_archive *a, void *buf, size_t len);
+/*
+ * Entry data without a copy: 1 with *buf (valid until the next call), *len
+ * and *offset (the offset of the piece in the file: beyond the end of the
+ * previous piece for a hole of a sparse file) set; 0 at the end of the
+ * entry; -CVM_E_CORRUPT (message printed).
+ */
+int cvm_archive_read_block(struct cvm_archive *a, const void **buf, size_t *len, int64_t *offset);
 /* Bytes of the archive file consumed so far (for progress). */
 uint64_t cvm_archive_position(struct cvm_archive *a);
 /* A short name of the format and filter, as "tar.xz" ("" before the first entry). */
 const char *cvm_archive_format(struct cvm_archive *a);
+/* How it is decoded, as "xz: 20 blocks, 2 threads" ("" when libarchive decodes it all). */
+const char *cvm_archive_decoder(struct cvm_archive *a);
 void cvm_archive_free(struct cvm_archive *a);
 
 #endif

@@ -20,7 +20,9 @@ void cvm_sha256_free(struct cvm_sha256 *c);
 
 /*
  * Hashes fd from offset 0 to EOF with pread (the file offset is untouched);
- * *size receives the bytes hashed. on_progress may be NULL. 0 or -errno.
+ * *size receives the bytes hashed. on_progress may be NULL (it is called
+ * in the caller's thread). A file of more than 4 MiB is read ahead by a
+ * thread of its own while the caller hashes. 0 or -errno.
  */
 int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
 		  void (*on_progress)(void *arg, uint64_t n), void *arg);

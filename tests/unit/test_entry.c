@@ -101,6 +101,15 @@ static void test_top_version(void)
 	      "legacy top has no version");
 	CHECK(cvm_entry_top_version("cudnn-linux-x86_64-8.9.7.29_cudaX-archive", v, sizeof(v),
 				    &major, plat, sizeof(plat)) < 0, "bad CUDA major refused");
+	CHECK(cvm_entry_top_version("cudnn-linux-x86_64-9.1.0.70_cuda06-archive", v, sizeof(v),
+				    &major, plat, sizeof(plat)) < 0, "a leading zero is refused (fuzzer find)");
+	CHECK(cvm_entry_top_version("cudnn-linux-x86_64-9.1.0.70_cuda+12-archive", v, sizeof(v),
+				    &major, plat, sizeof(plat)) < 0, "a sign is refused");
+	CHECK(cvm_entry_top_version("cudnn-linux-x86_64-9.1.0.70_cuda12.x-archive", v, sizeof(v),
+				    &major, plat, sizeof(plat)) < 0, "a minor that is not a number is refused");
+	CHECK(cvm_entry_top_version("cudnn-..-9.1.0.70_cuda12-archive", v, sizeof(v),
+				    &major, plat, sizeof(plat)) < 0, "a platform outside [a-z0-9_-] is refused");
+	CHECK_STR(cvm_entry_link_problem("lib/x", NULL), "empty symlink target", "a NULL target is refused");
 }
 
 static void test_hex_header_id(void)

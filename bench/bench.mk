@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: MIT
+# Benchmarks (bench/run.sh), never part of `make check`:
+#   make bench [BENCH_RUNS=3] [BENCH_CACHE=/var/tmp/cudnnvm-bench] [BENCH_SOURCE=/usr/local/cuda-X.Y]
+# installs a realistic cuDNN archive (single- and multi-block) with a release
+# build and compares it with `sha256sum && tar -xJf` and `xz -T0 -dc`, run by
+# run; the report goes to $(O)/bench-results.md (bench/RESULTS.md holds the
+# committed one).
+BENCH_RUNS ?= 3
+
+bench: $(O)/cudnnvm
+	$(Q)BENCH_RUNS=$(BENCH_RUNS) sh bench/run.sh $(O)/cudnnvm $(O)/bench-results.md
+
+.PHONY: bench

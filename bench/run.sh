@@ -1,0 +1,256 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# usage: sh bench/run.sh CUDNNVM [REPORT.md]
+#
+# Installs a cuDNN archive of realistic size with CUDNNVM and compares, run
+# by run, with the manual method (`sha256sum A && tar -xJf A`) and with the
+# floor (`xz -T0 -dc A > /dev/null`), for a single-block archive (xz -6, one
+# thread, as NVIDIA's are) and a multi-block one (xz -6 -T0). Prints every
+# run as it goes, then a markdown report with the medians (also written to
+# REPORT.md when given).
+#
+# The archive is packed (tests/fixtures/pack-cudnn.sh) from the real cuDNN of
+# a CUDA toolkit when one is installed (BENCH_SOURCE=DIR, else the first
+# /usr/local/cuda* with include/cudnn_version.h and lib*/libcudnn.so.*; the
+# toolkit is only read), else generated (bench/gen-tree.py, BENCH_SIZE_MB of
+# data that compresses like cuDNN's). Archives are kept in BENCH_CACHE
+# (default /var/tmp/cudnnvm-bench): packing one takes minutes.
+#
+# Environment: BENCH_RUNS (runs of each method, default 3), BENCH_CACHE,
+# BENCH_SOURCE, BENCH_GENERATE=1 (generate even when a cuDNN is there),
+# BENCH_SIZE_MB (default 480), BENCH_WORK (where the trees
+# are written, default /var/tmp), BENCH_PREPARE_ONLY=1 (build the archives
+# and stop), BENCH_PLAIN=0 (leave out the --verify-first rows).
+set -eu
+
+die() {
+	echo "bench: $*" >&2
+	exit 1
+}
+
+[ $# -ge 1 ] || die "usage: sh bench/run.sh CUDNNVM [REPORT.md]"
+cvm=$1
+report=${2:-}
+case $cvm in /*) ;; *) cvm=$PWD/$cvm ;; esac
+[ -x "$cvm" ] || die "no binary '$cvm' (make first)"
+top=$(cd "$(dirname "$0")/.." && pwd)
+runs=${BENCH_RUNS:-3}
+cache=${BENCH_CACHE:-/var/tmp/cudnnvm-bench}
+size_mb=${BENCH_SIZE_MB:-480}
+plain=${BENCH_PLAIN:-1}
+for t in xz tar sha256sum python3 /usr/bin/time; do
+	command -v "$t" >/dev/null 2>&1 || die "needs $t"
+done
+
+# ------------------------------------------------------------ the source
+
+find_source() { # prints "INCLUDE LIB" of a toolkit's cuDNN, or nothing
+	for d in ${BENCH_SOURCE:-} /usr/local/cuda /usr/local/cuda-*; do
+		[ -f "$d/include/cudnn_version.h" ] || continue
+		for l in "$d/lib64" "$d/lib" "$d/targets/$(uname -m)-linux/lib"; do
+			if ls "$l"/libcudnn.so.* >/dev/null 2>&1; then
+				echo "$(cd "$d/include" && pwd -P) $(cd "$l" && pwd -P)"
+				return 0
+			fi
+		done
+	done
+	return 0
+}
+
+mkdir -p "$cache"
+src=$(find_source)
+[ "${BENCH_GENERATE:-0}" = 1 ] && src=
+if [ -n "$src" ]; then
+	inc=${src% *}
+	lib=${src#* }
+	set -- $(python3 - "$inc" <<'EOF'
+import re, sys
+t = open(sys.argv[1] + "/cudnn_version.h").read()
+v = [re.search(r"#define CUDNN_%s\s+(\d+)" % k, t).group(1) for k in ("MAJOR", "MINOR", "PATCHLEVEL")]
+print(".".join(v))
+EOF
+	)
+	mmp=$1
+	# the build number: from a pip dist-info next to the toolkit, else 0
+	ver=$(ls -d "$inc"/../dist-info/nvidia_cudnn_cu*-"$mmp".*.dist-info 2>/dev/null | head -n 1 |
+		sed -e 's/.*-\([0-9.]*\)\.dist-info$/\1/')
+	[ -n "$ver" ] || ver=$mmp.0
+	cuda=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$inc/cuda_runtime_api.h" 2>/dev/null | head -n 1)
+	if [ -n "$cuda" ]; then cuda=$((cuda / 1000)); else cuda=$(basename "$(dirname "$inc")" | sed -n 's/^cuda-\([0-9]*\).*/\1/p'); fi
+	[ -n "$cuda" ] || cuda=12
+	# the key changes when the libraries do
+	key=real-$ver-cuda$cuda-$(ls -lL "$lib"/libcudnn*.so.* "$inc"/cudnn*.h | sha256sum | cut -c1-12)
+	what="the real cuDNN $ver of $(dirname "$inc") (packed into NVIDIA's layout)"
+else
+	ver=9.19.0.56
+	cuda=13
+	key=gen-$size_mb-v1
+	what="a generated cuDNN $ver tree of $size_mb MB (no cuDNN found in a toolkit)"
+fi
+mmp=$(echo "$ver" | cut -d. -f1-3)
+name=cudnn-linux-$(uname -m | sed 's/aarch64/sbsa/')-${ver}_cuda$cuda-archive.tar.xz
+
+pack() { # XZ_OPT OUT
+	if [ -n "$src" ]; then
+		XZ_OPT=$1 sh "$top/tests/fixtures/pack-cudnn.sh" "$inc" "$lib" "$ver" "$cuda" "$2" >/dev/null
+	else
+		tree=$(mktemp -d "$cache/tree.XXXXXX")
+		python3 "$top/bench/gen-tree.py" "$top/tests/fixtures/mkcudnn.sh" "$tree" "$ver" "$cuda" "$size_mb"
+		(cd "$tree" && XZ_OPT=$1 tar --sort=name --owner=0 --group=0 --numeric-owner \
+			--mtime=@1700000000 -cJf "$2" "${name%.tar.xz}")
+		rm -rf "$tree"
+	fi
+}
+
+blocks() { xz --robot -l "$1" | awk '$1 == "totals" { print $3 }'; }
+
+for kind in single multi; do
+	a=$cache/$key/$kind/$name
+	if [ ! -f "$a" ]; then
+		mkdir -p "$(dirname "$a")"
+		case $kind in
+		single) opt='-6 -T1' ;;
+		multi) opt='-6 -T0' ;;
+		esac
+		echo "bench: packing $kind-block archive (XZ_OPT='$opt'), this takes minutes: $a" >&2
+		t0=$(date +%s)
+		pack "$opt" "$a.tmp"
+		mv "$a.tmp" "$a"
+		echo "bench: packed in $(($(date +%s) - t0)) s" >&2
+	fi
+done
+[ "${BENCH_PREPARE_ONLY:-0}" = 1 ] && exit 0
+
+# ------------------------------------------------------------ measuring
+
+work=$(mktemp -d "${BENCH_WORK:-/var/tmp}/cudnnvm-bench-run.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM HUP
+results=$work/results # kind method run wall rss rss_sum commit_ms
+
+# timed OUTFILE CMD...: runs CMD under /usr/bin/time; "wall maxrss_kib" into OUTFILE.time
+timed() {
+	out=$1
+	shift
+	sync
+	/usr/bin/time -f '%e %M' -o "$out.time" "$@" >"$out.out" 2>"$out.err" || {
+		echo "bench: failed: $*" >&2
+		cat "$out.err" >&2
+		exit 1
+	}
+}
+
+hr() { printf '%s\n' "------------------------------------------------------------------------"; }
+
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+for kind in single multi; do
+	a=$cache/$key/$kind/$name
+	h=$(sha256sum "$a" | cut -d' ' -f1)
+	hr
+	printf '%s-block archive: %s (%s bytes, %s blocks)\n' "$kind" "$a" "$(stat -c %s "$a")" "$(blocks "$a")"
+	cat "$a" >/dev/null # in the page cache for every method alike
+	i=1
+	while [ "$i" -le "$runs" ]; do
+		timed "$work/floor" sh -c 'exec xz -T0 -dc "$1" >/dev/null' sh "$a"
+		read -r w m <"$work/floor.time"
+		echo "$kind floor $i $w $m $m -" >>"$results"
+		f=$w
+
+		mkdir -p "$work/manual"
+		timed "$work/manual" sh -c 'sha256sum "$1" >/dev/null && tar -xJf "$1" -C "$2"' sh "$a" "$work/manual"
+		read -r w m <"$work/manual.time"
+		echo "$kind manual $i $w $m $m -" >>"$results"
+		rm -rf "$work/manual"
+		mm=$w
+
+		for method in cudnnvm plain; do
+			[ "$method" = plain ] && [ "$plain" != 1 ] && continue
+			flag=
+			[ "$method" = plain ] && flag=--verify-first
+			mkdir -p "$work/root"
+			timed "$work/$method" "$cvm" --root "$work/root" -v install "$mmp" --cuda "$cuda" \
+				--archive "$a" --sha256 "$h" $flag
+			read -r w m <"$work/$method.time"
+			sum=$(sed -n -e 's/.*peak memory: \([0-9]*\) MiB in this process, \([0-9]*\) MiB in the extraction process.*/\1 \2/p' \
+				-e 's/.*peak memory: \([0-9]*\) MiB$/\1 0/p' "$work/$method.err" | awk '{ print ($1 + $2) * 1024 }')
+			commit=$(sed -n 's/.*committed in \([0-9]*\) ms.*/\1/p' "$work/$method.err")
+			echo "$kind $method $i $w $m ${sum:-$m} ${commit:--}" >>"$results"
+			[ "$method" = cudnnvm ] && c=$w && cm=$m
+			[ "$method" = cudnnvm ] && grep -E 'extracting while|verifying first|extracted' "$work/$method.err" |
+				sed -e 's/^/    /' | { [ "$i" = 1 ] && cat || cat >/dev/null; }
+			rm -rf "$work/root"
+		done
+		printf '  run %s: floor %6.2f s | manual %6.2f s | cudnnvm %6.2f s (%s MiB)  = %.2f x manual, %.2f x floor\n' \
+			"$i" "$f" "$mm" "$c" "$((cm / 1024))" "$(echo "$c $mm" | awk '{ print $1 / $2 }')" \
+			"$(echo "$c $f" | awk '{ print $1 / $2 }')"
+		i=$((i + 1))
+	done
+done
+load1=$(cut -d' ' -f1-3 /proc/loadavg)
+hr
+
+# ------------------------------------------------------------ the report
+
+python3 - "$results" "$what" "$load0" "$load1" "$runs" "$cvm" <<'EOF' | tee "$work/report.md"
+import os, platform, statistics, subprocess, sys, time
+path, what, load0, load1, runs, cvm = sys.argv[1:7]
+rows = [l.split() for l in open(path)]
+def med(kind, method, col):
+    v = [float(r[col]) for r in rows if r[0] == kind and r[1] == method and r[col] != "-"]
+    return statistics.median(v) if v else None
+def rng(kind, method):
+    v = [float(r[3]) for r in rows if r[0] == kind and r[1] == method]
+    return "%.2f–%.2f" % (min(v), max(v)) if v else ""
+cpu = "?"
+for l in open("/proc/cpuinfo"):
+    if l.startswith("model name"):
+        cpu = l.split(":", 1)[1].strip()
+        break
+mem = int(open("/proc/meminfo").readline().split()[1]) // 1024
+xz = subprocess.run(["xz", "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+fs = subprocess.run(["df", "-T", os.environ.get("BENCH_WORK", "/var/tmp")], capture_output=True, text=True).stdout.splitlines()[-1].split()[1]
+print("## cudnnvm install benchmark")
+print()
+print("- date: %s" % time.strftime("%Y-%m-%d %H:%M %Z"))
+print("- machine: %s, %d CPUs online, %d MiB RAM, Linux %s, %s on %s" % (cpu, os.cpu_count(), mem, platform.release(), xz, fs))
+print("- archive: %s" % what)
+print("- %s runs of each method, interleaved; medians; page cache warm; `sync` before each run; load average %s before, %s after" % (runs, load0, load1))
+print("- cudnnvm: `cudnnvm -v install --archive A --sha256 H` into a fresh store (default: decoding in a confined child while the parent hashes, `--jobs` = CPUs); `--verify-first`: the plain path (hash, then decode)")
+print("- peak RSS: the largest process as `/usr/bin/time` reports it; for cudnnvm also the sum of its two processes' peaks (which counts their shared pages twice)")
+print()
+print("| archive | method | median wall (s) | range (s) | vs manual | vs floor | peak RSS (MiB) | RSS parent+child (MiB) | commit (ms) |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+names = {"floor": "`xz -T0 -dc > /dev/null` (floor)", "manual": "`sha256sum && tar -xJf` (manual)",
+         "cudnnvm": "cudnnvm install", "plain": "cudnnvm install --verify-first"}
+res = {}
+for kind in ("single", "multi"):
+    f, m = med(kind, "floor", 3), med(kind, "manual", 3)
+    for method in ("floor", "manual", "cudnnvm", "plain"):
+        w = med(kind, method, 3)
+        if w is None:
+            continue
+        res[(kind, method)] = w
+        rss, rsum, commit = med(kind, method, 4), med(kind, method, 5), med(kind, method, 6)
+        print("| %s-block | %s | %.2f | %s | %.2f | %.2f | %.0f | %s | %s |" % (
+            kind, names[method], w, rng(kind, method), w / m, w / f, rss / 1024,
+            "%.0f" % (rsum / 1024) if method in ("cudnnvm", "plain") else "",
+            "%.0f" % commit if commit is not None else ""))
+print()
+def verdict(ok):
+    return "**met**" if ok else "**not met**"
+r1 = res[("multi", "cudnnvm")] / res[("multi", "manual")]
+r2 = res[("single", "cudnnvm")] / res[("single", "floor")]
+rss = max(float(r[4]) for r in rows if r[1] == "cudnnvm") / 1024
+rsum = max(float(r[5]) for r in rows if r[1] == "cudnnvm") / 1024
+print("Targets (medians):")
+print()
+print("- multi-block: install / manual = %.2f (target ≤ 0.55): %s" % (r1, verdict(r1 <= 0.55)))
+print("- single-block: install / floor = %.2f (target ≤ 1.1): %s" % (r2, verdict(r2 <= 1.1)))
+print("- peak RSS of the install, largest process, worst run: %.0f MiB (target ≤ 64 MiB): %s; "
+      "both processes' peaks added: %.0f MiB" % (rss, verdict(rss <= 64), rsum))
+EOF
+if [ -n "$report" ]; then
+	cp "$work/report.md" "$report"
+	echo "bench: report written to $report" >&2
+fi
