@@ -170,7 +170,10 @@ _cvm_contract_check() {
 	fi
 	case $RC in
 	0 | 137 | 124) return 0 ;;
+	77) return 0 ;; # the smoke test's "GPU part skipped": a result, not an error
 	esac
+	# doctor's exit 1 means "something needs fixing", said as findings, not as an error.
+	case " $* " in *" doctor "*) [ "$RC" = 1 ] && return 0 ;; esac
 	e=$(grep -c '^cudnnvm: error: ' "$CVM_ERRF")
 	if [ "$e" != 1 ]; then
 		not_ok "one 'cudnnvm: error: ' line on stderr from: ${CVM_LAST}" "got $e (exit $RC):" \

@@ -170,7 +170,21 @@ cvm --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
 assert_rc 0 "online, a corrupted cache file is downloaded again"
 cmp -s "$CACHE/$N8" "$A8" && ok "the cache holds the good file again" || not_ok "the cache holds the good file again"
 
-# 12. cache list and clean
+# 12. killed while downloading (crash point): the next run resumes from the .part
+new_root
+CACHE=$STORE/cache
+mode range
+CUDNNVM_FAULT=fetch-receiving cvm --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
+assert_rc 137 "killed in the middle of a download"
+assert_file "$CACHE/$N8.part" "the .part survives the kill"
+assert_versions "" "nothing installed by the killed run"
+cvm --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
+assert_rc 0 "the next run finishes the download and installs"
+assert_store_clean "and leaves no staging or trash"
+cvm verify "$ID8"
+assert_rc 0 "what it installed verifies"
+
+# 13. cache list and clean
 cvm --manifests "$MAN" --mirror "$URL" fetch 8.9.6 --cuda 11.8
 cvm cache list
 assert_rc 0 "cache list"
