@@ -155,39 +155,71 @@ static void consider_glob(struct report *rp, const char *pattern, const char *wh
 	globfree(&g);
 }
 
+/*
+ * Runs argv (no shell) and keeps the first len-1 bytes of its stdout in buf.
+ * The rest is read and dropped, so that a long output cannot block the child.
+ * Returns its exit status, or -1.
+ */
+static int capture(char **argv, char *buf, size_t len)
+{
+	char sink[4096];
+	size_t o = 0;
+	int pfd[2], status = -1;
+	ssize_t k;
+	pid_t pid;
+
+	buf[0] = '\0';
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_WRONLY);
+		dup2(pfd[1], STDOUT_FILENO);
+		if (devnull >= 0)
+			dup2(devnull, STDERR_FILENO);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(pfd[1]);
+	if (pid < 0) {
+		close(pfd[0]);
+		return -1;
+	}
+	for (;;) {
+		if (o < len - 1)
+			k = read(pfd[0], buf + o, len - 1 - o);
+		else
+			k = read(pfd[0], sink, sizeof(sink));
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		if (o < len - 1)
+			o += (size_t)k;
+	}
+	buf[o] = '\0';
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 /* `ldconfig -p` of the root's cache, so that what programs find there is known. */
 static void read_cache(struct report *rp)
 {
 	const char *prog = getenv("CUDNNVM_LDCONFIG");
 	char cache[PATH_MAX];
 	char *argv[] = { NULL, (char *)"-p", (char *)"-C", cache, NULL };
-	int pfd[2], status;
-	size_t o = 0;
-	pid_t pid;
 
 	rp->cache[0] = '\0';
 	if (prog && !*prog)
 		return;
 	argv[0] = (char *)(access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig");
 	if (cvm_fmt(cache, sizeof(cache), "%s/etc/ld.so.cache", rp->ctx->root) < 0 ||
-	    access(cache, R_OK) < 0 || pipe2(pfd, O_CLOEXEC) < 0)
+	    access(cache, R_OK) < 0)
 		return;
-	pid = fork();
-	if (pid == 0) {
-		dup2(pfd[1], STDOUT_FILENO);
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	if (pid > 0) {
-		ssize_t k;
-		while (o < sizeof(rp->cache) - 1 &&
-		       (k = read(pfd[0], rp->cache + o, sizeof(rp->cache) - 1 - o)) > 0)
-			o += (size_t)k;
-		waitpid(pid, &status, 0);
-	}
-	rp->cache[o] = '\0';
-	close(pfd[0]);
+	if (capture(argv, rp->cache, sizeof(rp->cache)) != 0)
+		rp->cache[0] = '\0';
 }
 
 /* The folder the loader cache names for soname, or "" (paths inside the root). */
@@ -219,36 +251,16 @@ static void driver_from_smi(char *out, size_t len)
 	char *argv[] = { (char *)"nvidia-smi", (char *)"--query-gpu=driver_version",
 			 (char *)"--format=csv,noheader", NULL };
 	char buf[256];
-	int pfd[2], status;
-	ssize_t k = 0;
-	pid_t pid;
+	size_t n;
 
 	out[0] = '\0';
-	if (pipe2(pfd, O_CLOEXEC) < 0)
+	if (capture(argv, buf, sizeof(buf)) != 0)
 		return;
-	pid = fork();
-	if (pid == 0) {
-		dup2(pfd[1], STDOUT_FILENO);
-		int devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0)
-			dup2(devnull, STDERR_FILENO);
-		execvp(argv[0], argv);
-		_exit(127);
+	n = strspn(buf, "0123456789.");
+	if (n && n < len) {
+		memcpy(out, buf, n);
+		out[n] = '\0';
 	}
-	close(pfd[1]);
-	if (pid > 0) {
-		k = read(pfd[0], buf, sizeof(buf) - 1);
-		waitpid(pid, &status, 0);
-		if (k > 0 && WIFEXITED(status) && !WEXITSTATUS(status)) {
-			buf[k] = '\0';
-			size_t n = strspn(buf, "0123456789.");
-			if (n && n < len) {
-				memcpy(out, buf, n);
-				out[n] = '\0';
-			}
-		}
-	}
-	close(pfd[0]);
 }
 
 int cvm_doctor_parse_driver(const char *text, char *out, size_t len)
