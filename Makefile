@@ -38,6 +38,10 @@ ifneq ($(V),1)
 Q := @
 quiet = @printf '  %-7s %s\n' $(1) $(2);
 endif
+# make -s: not even the short lines.
+ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+quiet = @
+endif
 
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
 LIB_SRCS := $(filter-out src/main.c $(CMD_SRCS),$(sort $(wildcard src/*.c)))
