@@ -123,38 +123,13 @@ cvm_json *cvm_json_array(void)
 	return C(json_array());
 }
 
-/* Length of the valid UTF-8 sequence at s (not at its NUL), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-	size_t n, i;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	/* Overlong forms, surrogates and code points past U+10FFFF. */
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
-		return 0;
-	return n;
-}
-
 static bool utf8_valid(const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;
 	size_t n;
 
 	while (*p) {
-		n = utf8_len(p);
+		n = cvm_utf8_len(p);
 		if (!n)
 			return false;
 		p += n;
@@ -179,7 +154,7 @@ static json_t *escaped_string(const char *s)
 		return NULL;
 	o = buf;
 	while (*p) {
-		n = utf8_len(p);
+		n = cvm_utf8_len(p);
 		if (n) {
 			memcpy(o, p, n);
 			o += n;

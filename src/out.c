@@ -70,8 +70,7 @@ void cvm_verbose(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t utf8_len(const unsigned char *s)
+size_t cvm_utf8_len(const unsigned char *s)
 {
 	size_t n, i;
 
@@ -88,6 +87,10 @@ static size_t utf8_len(const unsigned char *s)
 	for (i = 1; i < n; i++)
 		if ((s[i] & 0xc0) != 0x80)
 			return 0;
+	/* Overlong forms, surrogates and code points past U+10FFFF. */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+		return 0;
 	return n;
 }
 
@@ -100,7 +103,7 @@ const char *cvm_safe(const char *s)
 	size_t o = 0, n;
 
 	while (*p && o + 8 < sizeof(bufs[0])) {
-		n = utf8_len(p);
+		n = cvm_utf8_len(p);
 		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
 			out[o++] = (char)*p++;
 		} else if (n > 1) {

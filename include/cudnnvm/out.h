@@ -3,6 +3,7 @@
 #define CUDNNVM_OUT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Process-wide output settings, set once by main() before any command runs. */
@@ -33,6 +34,9 @@ const char *cvm_err_first(void);
  * lives in one of 8 rotating static buffers: use it before 8 more calls.
  */
 const char *cvm_safe(const char *s);
+
+/* Length of the valid UTF-8 sequence at s (1 for ASCII, NUL included), or 0 when invalid. */
+size_t cvm_utf8_len(const unsigned char *s);
 
 /* A progress bar on stderr, drawn only on a terminal and never with -q/--json. */
 struct cvm_progress {
