@@ -64,14 +64,13 @@ src=$(find_source)
 if [ -n "$src" ]; then
 	inc=${src% *}
 	lib=${src#* }
-	set -- $(python3 - "$inc" <<'EOF'
+	mmp=$(python3 - "$inc" <<'EOF'
 import re, sys
 t = open(sys.argv[1] + "/cudnn_version.h").read()
 v = [re.search(r"#define CUDNN_%s\s+(\d+)" % k, t).group(1) for k in ("MAJOR", "MINOR", "PATCHLEVEL")]
 print(".".join(v))
 EOF
 	)
-	mmp=$1
 	# the build number: from a pip dist-info next to the toolkit, else 0
 	ver=$(ls -d "$inc"/../dist-info/nvidia_cudnn_cu*-"$mmp".*.dist-info 2>/dev/null | head -n 1 |
 		sed -e 's/.*-\([0-9.]*\)\.dist-info$/\1/')
@@ -177,8 +176,9 @@ for kind in single multi; do
 			commit=$(sed -n 's/.*committed in \([0-9]*\) ms.*/\1/p' "$work/$method.err")
 			echo "$kind $method $i $w $m ${sum:-$m} ${commit:--}" >>"$results"
 			[ "$method" = cudnnvm ] && c=$w && cm=$m
-			[ "$method" = cudnnvm ] && grep -E 'extracting while|verifying first|extracted' "$work/$method.err" |
-				sed -e 's/^/    /' | { [ "$i" = 1 ] && cat || cat >/dev/null; }
+			if [ "$method" = cudnnvm ] && [ "$i" = 1 ]; then
+				grep -E 'extracting while|verifying first|extracted' "$work/$method.err" | sed -e 's/^/    /'
+			fi
 			rm -rf "$work/root"
 		done
 		printf '  run %s: floor %6.2f s | manual %6.2f s | cudnnvm %6.2f s (%s MiB)  = %.2f x manual, %.2f x floor\n' \

@@ -27,6 +27,7 @@
 enum {
 	BUFSZ = 1 << 20,	/* the write buffer of a file */
 	DIRECT = 256 << 10,	/* pieces this large are written without copying */
+	WRITEBACK = 16 << 20,	/* write-back is started every this many bytes of a file */
 };
 
 /* What the extraction reports as it goes: a progress bar here, messages in the child. */
@@ -145,7 +146,7 @@ static int write_file(struct cvm_archive *ar, const char *name, int pfd, const c
 	struct out_file f = { .fd = -1, .buf = buf };
 	uint8_t digest[CVM_SHA256_LEN];
 	char hex[CVM_SHA256_HEX];
-	uint64_t size = 0;
+	uint64_t size = 0, synced = 0;
 	int r = 0;
 
 	f.fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
@@ -194,6 +195,16 @@ static int write_file(struct cvm_archive *ar, const char *name, int pfd, const c
 		}
 		size += n;
 		x->bytes += n;
+		/* Start the write-back as the file grows: the commit's one syncfs then has little to do. */
+		if (size - synced >= WRITEBACK) {
+			r = out_flush(&f);
+			if (r < 0) {
+				r = write_error(rel, r);
+				goto out;
+			}
+			sync_file_range(f.fd, (off_t)synced, (off_t)(size - synced), SYNC_FILE_RANGE_WRITE);
+			synced = size;
+		}
 		if (h->progress)
 			h->progress(h->arg, cvm_archive_position(ar));
 	}
@@ -207,9 +218,8 @@ static int write_file(struct cvm_archive *ar, const char *name, int pfd, const c
 		r = write_error(rel, r);
 		goto out;
 	}
-	/* Start the write-back now, so that the commit's one syncfs has less left to do. */
-	if (size >= BUFSZ)
-		sync_file_range(f.fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+	if (size - synced >= BUFSZ)
+		sync_file_range(f.fd, (off_t)synced, 0, SYNC_FILE_RANGE_WRITE);
 	r = cvm_sha256_final(f.sha, digest);
 	if (r < 0)
 		goto out;

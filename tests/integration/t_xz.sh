@@ -10,6 +10,8 @@
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
+# This script sets --jobs and the path itself.
+unset CUDNNVM_JOBS CUDNNVM_VERIFY_FIRST
 V=9.19.0.56
 ID=$(id_of $V 13)
 blocks() { xz --robot -l "$1" | awk '$1 == "totals" { print $3 }'; }
