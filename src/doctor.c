@@ -18,6 +18,7 @@
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/proc.h"
 #include "cudnnvm/smoke.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -155,53 +156,12 @@ static void consider_glob(struct report *rp, const char *pattern, const char *wh
 	globfree(&g);
 }
 
-/*
- * Runs argv (no shell) and keeps the first len-1 bytes of its stdout in buf.
- * The rest is read and dropped, so that a long output cannot block the child.
- * Returns its exit status, or -1.
- */
+/* Runs argv and keeps its stdout in buf: its exit status, or -1. */
 static int capture(char **argv, char *buf, size_t len)
 {
-	char sink[4096];
-	size_t o = 0;
-	int pfd[2], status = -1;
-	ssize_t k;
-	pid_t pid;
+	int status, r = cvm_proc_capture(argv, NULL, false, 30000, buf, len, &status);
 
-	buf[0] = '\0';
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-		dup2(pfd[1], STDOUT_FILENO);
-		if (devnull >= 0)
-			dup2(devnull, STDERR_FILENO);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	if (pid < 0) {
-		close(pfd[0]);
-		return -1;
-	}
-	for (;;) {
-		if (o < len - 1)
-			k = read(pfd[0], buf + o, len - 1 - o);
-		else
-			k = read(pfd[0], sink, sizeof(sink));
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		if (o < len - 1)
-			o += (size_t)k;
-	}
-	buf[o] = '\0';
-	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return r < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* `ldconfig -p` of the root's cache, so that what programs find there is known. */

@@ -2,11 +2,17 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "cudnnvm/fsutil.h"
 #include "cudnnvm/proc.h"
 
 static int maps_file(pid_t pid, const char *dir, char *file, size_t len)
@@ -77,4 +83,118 @@ int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 	*out = v;
 	*n = cnt;
 	return 0;
+}
+
+static void kill_group(pid_t pid)
+{
+	int status;
+
+	/* The child leads its own group: a wrapper script's children go too. */
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+int cvm_proc_capture(char *const argv[], const char *ld_path, bool keep_stderr, long timeout_ms,
+		     char *out, size_t len, int *status)
+{
+	long long deadline = cvm_now_ms() + timeout_ms;
+	char sink[4096];
+	size_t n = 0;
+	int pfd[2] = { -1, -1 }, r = 0;
+	pid_t pid = -1;
+
+	out[0] = '\0';
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		setpgid(0, 0);
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+			if (!keep_stderr)
+				dup2(devnull, STDERR_FILENO);
+		}
+		if (dup2(pfd[1], STDOUT_FILENO) < 0)
+			_exit(127);
+		/* A descriptor without O_CLOEXEC (the store lock) must not outlive us in the child. */
+		close_range(3, ~0u, 0);
+		if (ld_path)
+			setenv("LD_LIBRARY_PATH", ld_path, 1);
+		if (strchr(argv[0], '/'))
+			execv(argv[0], argv);
+		else
+			execvp(argv[0], argv);
+		_exit(127);
+	}
+	/* Both sides set the group, so that kill(-pid) works whichever runs first. */
+	setpgid(pid, pid);
+	close(pfd[1]);
+	pfd[1] = -1;
+	for (;;) {
+		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
+		long long left = deadline - cvm_now_ms();
+		ssize_t k;
+		int pr;
+
+		if (left <= 0) {
+			r = -ETIMEDOUT;
+			goto out;
+		}
+		pr = poll(&p, 1, (int)(left > 1000000 ? 1000000 : left));
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (pr == 0)
+			continue;
+		k = n + 1 < len ? read(pfd[0], out + n, len - 1 - n) : read(pfd[0], sink, sizeof(sink));
+		if (k < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (k < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (k == 0)
+			break;
+		if (n + 1 < len)
+			n += (size_t)k;
+	}
+	out[n] = '\0';
+	/* EOF: the child may still hang after closing stdout; the deadline holds. */
+	for (;;) {
+		pid_t w = waitpid(pid, status, WNOHANG);
+
+		if (w == pid)
+			break;
+		if (w < 0 && errno != EINTR) {
+			r = -errno;
+			pid = -1;
+			goto out;
+		}
+		if (cvm_now_ms() >= deadline) {
+			r = -ETIMEDOUT;
+			goto out;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+	pid = -1;
+out:
+	if (pid > 0)
+		kill_group(pid);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	return r;
 }

@@ -16,6 +16,7 @@
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/proc.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/smoke.h"
 
@@ -35,68 +36,24 @@ static double timeout_s(void)
 	return d > 0 ? d : 120;
 }
 
+/* Runs the child with the toolkit's library folder first on the loader path. */
 static void run_child(char **argv, const char *libdir, struct run *res)
 {
 	char ldpath[PATH_MAX * 2];
 	const char *old = getenv("LD_LIBRARY_PATH");
-	long long deadline = cvm_now_ms() + (long long)(timeout_s() * 1000);
-	size_t o = 0, len = sizeof(res->out);
-	int pfd[2], status;
-	pid_t pid;
+	int status = 0, r;
 
-	res->out[0] = '\0';
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		res->status = -errno;
-		return;
-	}
 	snprintf(ldpath, sizeof(ldpath), "%s%s%s", libdir, old && *old ? ":" : "", old ? old : "");
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		res->status = -errno;
-		close(pfd[0]);
-		close(pfd[1]);
-		return;
-	}
-	if (pid == 0) {
-		/* The loader environment of a program that uses this toolkit. */
-		setenv("LD_LIBRARY_PATH", ldpath, 1);
-		dup2(pfd[1], STDOUT_FILENO);
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(pfd[1]);
-	for (;;) {
-		long long left = deadline - cvm_now_ms();
-		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		ssize_t k;
-		if (left <= 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			close(pfd[0]);
-			res->status = -ETIMEDOUT;
-			return;
-		}
-		if (poll(&p, 1, (int)left) <= 0)
-			continue;
-		k = read(pfd[0], res->out + o, len - 1 - o);
-		if (k <= 0 || (o += (size_t)k) >= len - 1)
-			break;
-	}
-	res->out[o] = '\0';
-	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			res->status = -errno;
-			return;
-		}
-	res->status = status;
+	/* stderr stays: what the child's loader or a sanitizer says is worth seeing. */
+	r = cvm_proc_capture(argv, ldpath, true, (long)(timeout_s() * 1000), res->out,
+			     sizeof(res->out), &status);
+	res->status = r < 0 ? r : status;
 }
 
 int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
 		    size_t len)
 {
-	char *argv[] = { (char *)"cudnnvm", (char *)"__smoke-child", (char *)lib, (char *)"/",
+	char *argv[] = { (char *)"/proc/self/exe", (char *)"__smoke-child", (char *)lib, (char *)"/",
 			 (char *)"--no-gpu", NULL };
 	char dir[PATH_MAX], val[64], *slash;
 	struct run *res = malloc(sizeof(*res));
@@ -309,7 +266,7 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 	struct run *res = NULL;
 	char lib[PATH_MAX], inc[PATH_MAX], soname[64], vdir[PATH_MAX], real[PATH_MAX], hpath[PATH_MAX];
 	char val[PATH_MAX], devarg[16], libpath[PATH_MAX], *text = NULL;
-	char *argv[8] = { (char *)"cudnnvm", (char *)"__smoke-child", libpath, real, NULL };
+	char *argv[8] = { (char *)"/proc/self/exe", (char *)"__smoke-child", libpath, real, NULL };
 	const char *const *subs;
 	unsigned long libv, cudart = 0, header = 0;
 	size_t len, argc = 4;

@@ -19,6 +19,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/proc.h"
 #include "cudnnvm/toolkit.h"
 
 /* Symlinks followed while resolving one path inside the root. */
@@ -241,137 +242,25 @@ out:
 	return r;
 }
 
-static void kill_child(pid_t pid)
-{
-	int status;
-
-	/* The child leads its own group: a wrapper script's children go too. */
-	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-}
-
-/*
- * Runs `nvcc --version` with no shell and a deadline; the output is
- * NUL-terminated in *buf (caller frees). 0, -errno, or -CVM_E_CHILD.
- */
+/* Runs `nvcc --version` with no shell and a deadline; the output is NUL-terminated in *buf (caller frees). */
 static int run_nvcc(const char *nvcc, char **buf, size_t *len)
 {
 	char *const argv[] = { (char *)nvcc, (char *)"--version", NULL };
-	long long deadline;
-	char *out = NULL;
-	size_t n = 0;
-	int pfd[2] = { -1, -1 };
-	pid_t pid = -1;
-	int status, r = 0;
+	char *out = malloc(MAX_NVCC_OUT + 1);
+	int status, r;
 
-	out = malloc(MAX_NVCC_OUT + 1);
-	if (!out) {
-		r = -ENOMEM;
-		goto out;
-	}
-	if (pipe2(pfd, O_CLOEXEC) < 0) {
-		r = -errno;
-		goto out;
-	}
-	pid = fork();
-	if (pid < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (pid == 0) {
-		/* Only async-signal-safe calls until execv. */
-		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-
-		setpgid(0, 0);
-		if (devnull >= 0) {
-			dup2(devnull, STDIN_FILENO);
-			dup2(devnull, STDERR_FILENO);
-		}
-		if (dup2(pfd[1], STDOUT_FILENO) < 0)
-			_exit(127);
-		/* A descriptor without O_CLOEXEC (the store lock) must not outlive us in nvcc. */
-		close_range(3, ~0u, 0);
-		execv(nvcc, argv);
-		_exit(127);
-	}
-	/* Both sides set the group, so that kill(-pid) works whichever runs first. */
-	setpgid(pid, pid);
-	close(pfd[1]);
-	pfd[1] = -1;
-
-	deadline = cvm_now_ms() + NVCC_TIMEOUT_MS;
-	for (;;) {
-		struct pollfd p = { .fd = pfd[0], .events = POLLIN };
-		long long left = deadline - cvm_now_ms();
-		ssize_t k;
-		int pr;
-
-		if (left <= 0) {
-			r = -ETIMEDOUT;
-			goto out;
-		}
-		pr = poll(&p, 1, (int)left);
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr < 0) {
-			r = -errno;
-			goto out;
-		}
-		if (pr == 0)
-			continue;
-		k = read(pfd[0], out + n, MAX_NVCC_OUT - n);
-		if (k < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (k < 0) {
-			r = -errno;
-			goto out;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-		if (n == MAX_NVCC_OUT) {
-			r = -EFBIG;
-			goto out;
-		}
-	}
-	/* EOF: the child may still hang after closing stdout; keep the deadline. */
-	for (;;) {
-		pid_t w = waitpid(pid, &status, WNOHANG);
-		struct timespec ts = { 0, 10 * 1000 * 1000 };
-
-		if (w == pid)
-			break;
-		if (w < 0 && errno != EINTR) {
-			r = -errno;
-			pid = -1;
-			goto out;
-		}
-		if (cvm_now_ms() >= deadline) {
-			r = -ETIMEDOUT;
-			goto out;
-		}
-		nanosleep(&ts, NULL);
-	}
-	pid = -1;
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+	if (!out)
+		return -ENOMEM;
+	r = cvm_proc_capture(argv, NULL, false, NVCC_TIMEOUT_MS, out, MAX_NVCC_OUT + 1, &status);
+	if (r == 0 && (!WIFEXITED(status) || WEXITSTATUS(status) != 0))
 		r = -CVM_E_CHILD;
-		goto out;
+	if (r < 0) {
+		free(out);
+		return r;
 	}
-	out[n] = '\0';
 	*buf = out;
-	*len = n;
-	out = NULL;
-out:
-	if (pid > 0)
-		kill_child(pid);
-	if (pfd[1] >= 0)
-		close(pfd[1]);
-	if (pfd[0] >= 0)
-		close(pfd[0]);
-	free(out);
-	return r;
+	*len = strlen(out);
+	return 0;
 }
 
 static int version_from_nvcc(const char *dir, int *major, int *minor)

@@ -3,6 +3,7 @@
 #define CUDNNVM_PROC_H
 
 /* Running processes that map files of a folder (from /proc/<pid>/maps). */
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -18,5 +19,17 @@ struct cvm_proc_user {
  * *out is malloc'd (caller frees). 0 or -errno.
  */
 int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n);
+
+/*
+ * Runs argv (no shell; argv[0] a path, or a name looked up in PATH) as a
+ * child in its own process group, stdin from /dev/null, stderr to /dev/null
+ * unless keep_stderr, no descriptor but 0-2 inherited, LD_LIBRARY_PATH set to
+ * ld_path when it is not NULL. Its stdout, cut to len-1 bytes (the rest is
+ * read and dropped, so a long output cannot block it), is NUL-terminated in
+ * out. timeout_ms bounds the whole run, EOF included; on expiry the group is
+ * killed. 0 and *status (the wait status), or -ETIMEDOUT, or -errno.
+ */
+int cvm_proc_capture(char *const argv[], const char *ld_path, bool keep_stderr, long timeout_ms,
+		     char *out, size_t len, int *status);
 
 #endif
