@@ -355,6 +355,14 @@ static int replace_with_link(const char *host, const char *body)
 	return r;
 }
 
+/* What the new version needs, and what the record says cudnnvm made. */
+static int load(const struct cvm_switch *sw, struct links *want, struct links *have)
+{
+	int r = wanted(sw, sw->to, want);
+
+	return r < 0 ? r : read_record(sw, have);
+}
+
 static int prepare(const struct cvm_switch *sw)
 {
 	struct links want = { 0 }, have = { 0 };
@@ -363,9 +371,7 @@ static int prepare(const struct cvm_switch *sw)
 	size_t conflicts = 0;
 	int r;
 
-	r = wanted(sw, sw->to, &want);
-	if (r == 0)
-		r = read_record(sw, &have);
+	r = load(sw, &want, &have);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < want.n; i++) {
@@ -605,9 +611,7 @@ static int finish(const struct cvm_switch *sw)
 	char host[PATH_MAX];
 	int r;
 
-	r = wanted(sw, sw->to, &want);
-	if (r == 0)
-		r = read_record(sw, &have);
+	r = load(sw, &want, &have);
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < have.n; i++) {

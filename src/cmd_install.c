@@ -370,6 +370,14 @@ static int id_from_top(struct cvm_ctx *ctx, struct install *in)
 	return cvm_store_has(&ctx->store, in->id) && !in->force;
 }
 
+/* id_from_top from the archive's own first entry (read after the hash matched). */
+static int id_from_archive(struct cvm_ctx *ctx, struct install *in, int fd)
+{
+	int r = peek_top(fd, in);
+
+	return r < 0 ? r : id_from_top(ctx, in);
+}
+
 /* The archive must be the file that was hashed: not written to since it was opened. */
 static int check_unchanged(const struct install *in, int fd, const struct stat *st)
 {
@@ -579,9 +587,7 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 				r = id_from_top(ctx, &in);
 			}
 		} else {
-			r = peek_top(fd, &in);
-			if (r == 0)
-				r = id_from_top(ctx, &in);
+			r = id_from_archive(ctx, &in, fd);
 		}
 		if (r < 0)
 			goto out;
@@ -607,9 +613,7 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 				goto out;
 			spec = false;
 			if (in.sha256 && have_first != 1) {
-				r = peek_top(fd, &in);
-				if (r == 0)
-					r = id_from_top(ctx, &in);
+				r = id_from_archive(ctx, &in, fd);
 				if (r < 0)
 					goto out;
 				if (r == 1) {
