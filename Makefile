@@ -16,7 +16,10 @@ LDFLAGS ?=
 
 PKGS := libarchive libcrypto jansson libcurl liblzma
 PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null)
+# libarchive and libcurl are loaded at run time by the only files that use them
+# (archive.c, fetch.c), so that commands that never read an archive or download
+# start fast: their headers are needed, not their libraries.
+PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libarchive libcurl,$(PKGS)) 2>/dev/null)
 
 # Our flags are always added; CFLAGS stays the user's.
 CVM_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) \

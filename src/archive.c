@@ -14,6 +14,115 @@
 #include "cudnnvm/out.h"
 #include "cudnnvm/xz.h"
 
+/*
+ * libarchive is loaded when the first archive is opened, not linked: commands
+ * that never read an archive (use, list, env…) must not pay for its dependency
+ * tree at every start (bench/RESULTS.md). The static build (Windows) links it:
+ * CVM_LINK_LIBARCHIVE. Each name below is the library's own, so the calls in
+ * this file read as plain libarchive calls in both builds.
+ */
+#define LA_FUNCS(X) \
+	X(archive_entry_filetype) \
+	X(archive_entry_hardlink) \
+	X(archive_entry_pathname) \
+	X(archive_entry_pathname_utf8) \
+	X(archive_entry_perm) \
+	X(archive_entry_size) \
+	X(archive_entry_size_is_set) \
+	X(archive_entry_symlink) \
+	X(archive_error_string) \
+	X(archive_filter_bytes) \
+	X(archive_filter_count) \
+	X(archive_filter_name) \
+	X(archive_format_name) \
+	X(archive_read_data) \
+	X(archive_read_data_block) \
+	X(archive_read_free) \
+	X(archive_read_new) \
+	X(archive_read_next_header) \
+	X(archive_read_open) \
+	X(archive_read_open_fd) \
+	X(archive_read_support_filter_gzip) \
+	X(archive_read_support_filter_xz) \
+	X(archive_read_support_format_gnutar) \
+	X(archive_read_support_format_tar) \
+	X(archive_read_support_format_zip) \
+	X(archive_set_error)
+
+#ifdef CVM_LINK_LIBARCHIVE
+int cvm_archive_load(void)
+{
+	return 0;
+}
+#else
+#include <dlfcn.h>
+
+#define LA_SONAME "libarchive.so.13"
+#define X(f) __typeof__(f) *f;
+static struct { LA_FUNCS(X) } la;
+#undef X
+
+int cvm_archive_load(void)
+{
+	static int loaded;	/* 0 not tried, 1 ok, < 0 the error */
+	const char *so = LA_SONAME;
+	void *dl;
+
+	if (loaded)
+		return loaded < 0 ? loaded : 0;
+#ifdef CVM_FAULT_INJECTION
+	if (getenv("CVM_TEST_LIBARCHIVE"))
+		so = getenv("CVM_TEST_LIBARCHIVE");
+#endif
+	dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		loaded = cvm_err(-CVM_E_NOTFOUND, "cannot read archives: %s is not loadable (%s); "
+				 "install it (Debian: apt-get install libarchive13)", so,
+				 cvm_safe(dlerror()));
+		return loaded;
+	}
+#define X(f) *(void **)&la.f = dlsym(dl, #f); \
+	if (!la.f) \
+		goto missing;
+	LA_FUNCS(X)
+#undef X
+	loaded = 1;
+	return 0;
+missing:
+	loaded = cvm_err(-CVM_E_NOTFOUND, "cannot read archives: %s lacks a libarchive function "
+			 "cudnnvm needs", so);
+	dlclose(dl);
+	return loaded;
+}
+
+#define archive_entry_filetype la.archive_entry_filetype
+#define archive_entry_hardlink la.archive_entry_hardlink
+#define archive_entry_pathname la.archive_entry_pathname
+#define archive_entry_pathname_utf8 la.archive_entry_pathname_utf8
+#define archive_entry_perm la.archive_entry_perm
+#define archive_entry_size la.archive_entry_size
+#define archive_entry_size_is_set la.archive_entry_size_is_set
+#define archive_entry_symlink la.archive_entry_symlink
+#define archive_error_string la.archive_error_string
+#define archive_filter_bytes la.archive_filter_bytes
+#define archive_filter_count la.archive_filter_count
+#define archive_filter_name la.archive_filter_name
+#define archive_format_name la.archive_format_name
+#define archive_read_data la.archive_read_data
+#define archive_read_data_block la.archive_read_data_block
+#define archive_read_free la.archive_read_free
+#define archive_read_new la.archive_read_new
+#define archive_read_next_header la.archive_read_next_header
+#define archive_read_open la.archive_read_open
+#define archive_read_open_fd la.archive_read_open_fd
+#define archive_read_support_filter_gzip la.archive_read_support_filter_gzip
+#define archive_read_support_filter_xz la.archive_read_support_filter_xz
+#define archive_read_support_format_gnutar la.archive_read_support_format_gnutar
+#define archive_read_support_format_tar la.archive_read_support_format_tar
+#define archive_read_support_format_zip la.archive_read_support_format_zip
+#define archive_set_error la.archive_set_error
+#endif
+
 struct cvm_archive {
 	struct archive *a;
 	char *name;
@@ -83,6 +192,9 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 	struct cvm_archive *ar;
 	int r;
 
+	r = cvm_archive_load();
+	if (r < 0)
+		return r;
 	ar = calloc(1, sizeof(*ar));
 	if (!ar)
 		return -ENOMEM;

@@ -646,6 +646,9 @@ int cvm_extract_spawn(int fd, const char *name, const struct cvm_extract_opts *o
 	}
 	/* What the child would otherwise initialise itself, reading files it cannot open. */
 	cvm_sha256_free(cvm_sha256_new());
+	r = cvm_archive_load();
+	if (r < 0)
+		goto fail;
 	fflush(NULL);
 	c->pid = fork();
 	if (c->pid < 0) {

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+
 #include <curl/curl.h>
 
 #include "cudnnvm/digest.h"
@@ -28,6 +30,65 @@ struct xfer {
 	struct cvm_progress pr;
 	CURL *curl;
 };
+
+/*
+ * libcurl is loaded when the first download starts, not linked: a `use`,
+ * `list` or `env` must not pay for its dependency tree (with libarchive's, it
+ * made every start ~4x slower: bench/RESULTS.md). Only the major soname is
+ * asked for, which is the ABI promise libcurl keeps; the header gives the types.
+ */
+#define CURL_SONAME "libcurl.so.4"
+
+static struct {
+	__typeof__(curl_global_init) *global_init;
+	__typeof__(curl_easy_init) *easy_init;
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	__typeof__(curl_easy_perform) *easy_perform;
+	__typeof__(curl_easy_cleanup) *easy_cleanup;
+	__typeof__(curl_easy_strerror) *easy_strerror;
+} cu;
+
+static int load_curl(void)
+{
+	static int loaded;	/* 0 not tried, 1 ok, < 0 the error */
+	const char *so = CURL_SONAME;
+	void *dl;
+
+	if (loaded)
+		return loaded < 0 ? loaded : 0;
+#ifdef CVM_FAULT_INJECTION
+	if (getenv("CVM_TEST_LIBCURL"))
+		so = getenv("CVM_TEST_LIBCURL");
+#endif
+	dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+	if (!dl) {
+		loaded = cvm_err(-CVM_E_NOTFOUND, "cannot download: %s is not loadable (%s); install "
+				 "it (Debian: apt-get install libcurl4), or give the archive with --archive",
+				 so, cvm_safe(dlerror()));
+		return loaded;
+	}
+	*(void **)&cu.global_init = dlsym(dl, "curl_global_init");
+	*(void **)&cu.easy_init = dlsym(dl, "curl_easy_init");
+	*(void **)&cu.easy_setopt = dlsym(dl, "curl_easy_setopt");
+	*(void **)&cu.easy_getinfo = dlsym(dl, "curl_easy_getinfo");
+	*(void **)&cu.easy_perform = dlsym(dl, "curl_easy_perform");
+	*(void **)&cu.easy_cleanup = dlsym(dl, "curl_easy_cleanup");
+	*(void **)&cu.easy_strerror = dlsym(dl, "curl_easy_strerror");
+	if (!cu.global_init || !cu.easy_init || !cu.easy_setopt || !cu.easy_getinfo ||
+	    !cu.easy_perform || !cu.easy_cleanup || !cu.easy_strerror) {
+		loaded = cvm_err(-CVM_E_NOTFOUND, "cannot download: %s lacks a libcurl function "
+				 "cudnnvm needs", so);
+		dlclose(dl);
+		return loaded;
+	}
+	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		loaded = cvm_err(-ENOMEM, "cannot download: libcurl did not start");
+		return loaded;
+	}
+	loaded = 1;
+	return 0;
+}
 
 bool cvm_fetch_supported(const char *url)
 {
@@ -57,7 +118,7 @@ static size_t on_data(char *buf, size_t sz, size_t n, void *arg)
 
 	if (!x->checked) {
 		x->checked = true;
-		curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
+		cu.easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &code);
 		/* 200 to a Range request: the whole file comes again. */
 		if (x->resumed_from && code == 200) {
 			cvm_verbose("the server ignored the Range request: starting over");
@@ -119,7 +180,7 @@ static bool transient(CURLcode c, long http)
 static int one_request(struct xfer *x, const char *url, const struct cvm_fetch_opts *o,
 		       CURLcode *code, long *http, char *err)
 {
-	CURL *c = curl_easy_init();
+	CURL *c = cu.easy_init();
 
 	if (!c)
 		return -ENOMEM;
@@ -127,29 +188,29 @@ static int one_request(struct xfer *x, const char *url, const struct cvm_fetch_o
 	x->checked = false;
 	x->resumed_from = x->have;
 	err[0] = '\0';
-	curl_easy_setopt(c, CURLOPT_URL, url);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
-	curl_easy_setopt(c, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "cudnnvm/0.1");
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, o->connect_timeout_s > 0 ? o->connect_timeout_s : 30L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
-	curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s > 0 ? o->low_speed_time_s : 60L);
+	cu.easy_setopt(c, CURLOPT_URL, url);
+	cu.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+	cu.easy_setopt(c, CURLOPT_WRITEDATA, x);
+	cu.easy_setopt(c, CURLOPT_FOLLOWLOCATION, 1L);
+	cu.easy_setopt(c, CURLOPT_MAXREDIRS, 10L);
+	cu.easy_setopt(c, CURLOPT_FAILONERROR, 1L);
+	cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	cu.easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+	cu.easy_setopt(c, CURLOPT_USERAGENT, "cudnnvm/0.1");
+	cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, o->connect_timeout_s > 0 ? o->connect_timeout_s : 30L);
+	cu.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
+	cu.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s > 0 ? o->low_speed_time_s : 60L);
 	/* Redirects may only go to the protocols we take (no ftp://, no scp://). */
 #if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
-	curl_easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	cu.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https,file");
+	cu.easy_setopt(c, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 #endif
 	if (x->have)
-		curl_easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)x->have);
-	*code = curl_easy_perform(c);
+		cu.easy_setopt(c, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)x->have);
+	*code = cu.easy_perform(c);
 	*http = 0;
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, http);
-	curl_easy_cleanup(c);
+	cu.easy_getinfo(c, CURLINFO_RESPONSE_CODE, http);
+	cu.easy_cleanup(c);
 	x->curl = NULL;
 	return 0;
 }
@@ -157,7 +218,6 @@ static int one_request(struct xfer *x, const char *url, const struct cvm_fetch_o
 int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const char *sha256,
 	      const struct cvm_fetch_opts *o)
 {
-	static bool inited;
 	struct xfer x = { .fd = -1 };
 	char part[512], err[CURL_ERROR_SIZE], hex[CVM_SHA256_HEX];
 	uint8_t d[CVM_SHA256_LEN];
@@ -167,10 +227,9 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 	if (!cvm_fetch_supported(url))
 		return cvm_err(-CVM_E_USAGE, "cannot download '%s': only http://, https:// and file:// "
 			       "mirrors are supported", cvm_safe(url));
-	if (!inited) {
-		curl_global_init(CURL_GLOBAL_DEFAULT);
-		inited = true;
-	}
+	r = load_curl();
+	if (r < 0)
+		return r;
 	r = cvm_fmt(part, sizeof(part), "%s.part", name);
 	if (r < 0)
 		return cvm_err(r, "cannot download '%s': name too long", cvm_safe(url));
@@ -222,11 +281,11 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 			else
 				r = cvm_err(code == CURLE_FILE_COULDNT_READ_FILE ? -CVM_E_NOTFOUND : -EIO,
 					    "cannot download '%s': %s", cvm_safe(url),
-					    cvm_safe(err[0] ? err : curl_easy_strerror(code)));
+					    cvm_safe(err[0] ? err : cu.easy_strerror(code)));
 			goto out;
 		}
 		cvm_warn("download of '%s' interrupted (%s) after %llu bytes; retrying in %ld ms",
-			 cvm_safe(url), err[0] ? cvm_safe(err) : curl_easy_strerror(code),
+			 cvm_safe(url), err[0] ? cvm_safe(err) : cu.easy_strerror(code),
 			 (unsigned long long)x.have, delay_ms);
 		nanosleep(&(struct timespec){ .tv_sec = delay_ms / 1000,
 					      .tv_nsec = (delay_ms % 1000) * 1000000 }, NULL);

@@ -38,6 +38,13 @@ struct cvm_archive_opts {
 };
 
 /*
+ * Loads libarchive (it is not linked: archive.c). Done by cvm_archive_open;
+ * call it first where the opener will be confined and unable to read the
+ * library. 0, or -CVM_E_NOTFOUND with the message printed (once).
+ */
+int cvm_archive_load(void);
+
+/*
  * Opens the archive readable from fd, starting at offset 0 (the descriptor
  * stays the caller's). name is for messages; o may be NULL (one thread).
  * 0, -ENOMEM, -CVM_E_CORRUPT (message printed).
