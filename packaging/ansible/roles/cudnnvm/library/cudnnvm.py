@@ -1,0 +1,1 @@
+../../../library/cudnnvm.py
