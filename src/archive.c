@@ -10,7 +10,9 @@
 #include <archive_entry.h>
 
 #include "cudnnvm/archive.h"
+#include "cudnnvm/digest.h"
 #include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/xz.h"
 
@@ -23,10 +25,18 @@
  */
 #define LA_FUNCS(X) \
 	X(archive_entry_filetype) \
+	X(archive_entry_free) \
 	X(archive_entry_hardlink) \
+	X(archive_entry_new) \
 	X(archive_entry_pathname) \
 	X(archive_entry_pathname_utf8) \
 	X(archive_entry_perm) \
+	X(archive_entry_set_filetype) \
+	X(archive_entry_set_mtime) \
+	X(archive_entry_set_pathname_utf8) \
+	X(archive_entry_set_perm) \
+	X(archive_entry_set_size) \
+	X(archive_entry_set_symlink_utf8) \
 	X(archive_entry_size) \
 	X(archive_entry_size_is_set) \
 	X(archive_entry_symlink) \
@@ -44,10 +54,20 @@
 	X(archive_read_open_fd) \
 	X(archive_read_support_filter_gzip) \
 	X(archive_read_support_filter_xz) \
+	X(archive_read_support_filter_zstd) \
 	X(archive_read_support_format_gnutar) \
 	X(archive_read_support_format_tar) \
 	X(archive_read_support_format_zip) \
-	X(archive_set_error)
+	X(archive_set_error) \
+	X(archive_write_add_filter_zstd) \
+	X(archive_write_close) \
+	X(archive_write_data) \
+	X(archive_write_free) \
+	X(archive_write_header) \
+	X(archive_write_new) \
+	X(archive_write_open2) \
+	X(archive_write_set_bytes_in_last_block) \
+	X(archive_write_set_format_pax_restricted)
 
 #ifdef CVM_LINK_LIBARCHIVE
 int cvm_archive_load(void)
@@ -96,10 +116,18 @@ missing:
 }
 
 #define archive_entry_filetype la.archive_entry_filetype
+#define archive_entry_free la.archive_entry_free
 #define archive_entry_hardlink la.archive_entry_hardlink
+#define archive_entry_new la.archive_entry_new
 #define archive_entry_pathname la.archive_entry_pathname
 #define archive_entry_pathname_utf8 la.archive_entry_pathname_utf8
 #define archive_entry_perm la.archive_entry_perm
+#define archive_entry_set_filetype la.archive_entry_set_filetype
+#define archive_entry_set_mtime la.archive_entry_set_mtime
+#define archive_entry_set_pathname_utf8 la.archive_entry_set_pathname_utf8
+#define archive_entry_set_perm la.archive_entry_set_perm
+#define archive_entry_set_size la.archive_entry_set_size
+#define archive_entry_set_symlink_utf8 la.archive_entry_set_symlink_utf8
 #define archive_entry_size la.archive_entry_size
 #define archive_entry_size_is_set la.archive_entry_size_is_set
 #define archive_entry_symlink la.archive_entry_symlink
@@ -117,10 +145,20 @@ missing:
 #define archive_read_open_fd la.archive_read_open_fd
 #define archive_read_support_filter_gzip la.archive_read_support_filter_gzip
 #define archive_read_support_filter_xz la.archive_read_support_filter_xz
+#define archive_read_support_filter_zstd la.archive_read_support_filter_zstd
 #define archive_read_support_format_gnutar la.archive_read_support_format_gnutar
 #define archive_read_support_format_tar la.archive_read_support_format_tar
 #define archive_read_support_format_zip la.archive_read_support_format_zip
 #define archive_set_error la.archive_set_error
+#define archive_write_add_filter_zstd la.archive_write_add_filter_zstd
+#define archive_write_close la.archive_write_close
+#define archive_write_data la.archive_write_data
+#define archive_write_free la.archive_write_free
+#define archive_write_header la.archive_write_header
+#define archive_write_new la.archive_write_new
+#define archive_write_open2 la.archive_write_open2
+#define archive_write_set_bytes_in_last_block la.archive_write_set_bytes_in_last_block
+#define archive_write_set_format_pax_restricted la.archive_write_set_format_pax_restricted
 #endif
 
 struct cvm_archive {
@@ -224,6 +262,8 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 	/* Only what cuDNN ships: tar.xz (8.3+), tgz (legacy) and zip (Windows). */
 	archive_read_support_filter_xz(ar->a);
 	archive_read_support_filter_gzip(ar->a);
+	/* zstd: cudnnvm's own store bundles (bundle.c). */
+	archive_read_support_filter_zstd(ar->a);
 	archive_read_support_format_tar(ar->a);
 	archive_read_support_format_gnutar(ar->a);
 	archive_read_support_format_zip(ar->a);
@@ -349,4 +389,175 @@ void cvm_archive_free(struct cvm_archive *ar)
 	cvm_xz_free(ar->xz);
 	free(ar->name);
 	free(ar);
+}
+
+/*
+ * Writing (store bundles): pax tar, optionally zstd, into a descriptor,
+ * hashing every byte that goes out.
+ */
+struct cvm_archive_writer {
+	struct archive *a;
+	int fd;
+	char *name;
+	struct cvm_sha256 *sha;
+	uint64_t bytes;
+	int error;		/* -errno of the last failed write */
+};
+
+static la_ssize_t writer_write(struct archive *a, void *data, const void *buf, size_t len)
+{
+	struct cvm_archive_writer *w = data;
+	int r = cvm_write_all(w->fd, buf, len);
+
+	if (r == 0)
+		r = cvm_sha256_update(w->sha, buf, len);
+	if (r < 0) {
+		w->error = r;
+		archive_set_error(a, -r, "%s", strerror(-r));
+		return -1;
+	}
+	w->bytes += len;
+	return (la_ssize_t)len;
+}
+
+static int wfail(struct cvm_archive_writer *w, const char *what)
+{
+	const char *why = archive_error_string(w->a);
+
+	if (w->error)
+		return cvm_err(w->error, "cannot write '%s': %s", cvm_safe(w->name), strerror(-w->error));
+	return cvm_err(-EIO, "cannot write '%s': %s: %s", cvm_safe(w->name), what,
+		       cvm_safe(why ? why : "unknown error"));
+}
+
+int cvm_archive_writer_open(int fd, const char *name, bool zstd, struct cvm_archive_writer **out)
+{
+	struct cvm_archive_writer *w;
+	int r;
+
+	r = cvm_archive_load();
+	if (r < 0)
+		return r;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = fd;
+	w->name = strdup(name);
+	w->sha = cvm_sha256_new();
+	w->a = archive_write_new();
+	if (!w->name || !w->sha || !w->a) {
+		cvm_archive_writer_free(w);
+		return -ENOMEM;
+	}
+	if (archive_write_set_format_pax_restricted(w->a) != ARCHIVE_OK ||
+	    (zstd && archive_write_add_filter_zstd(w->a) != ARCHIVE_OK) ||
+	    archive_write_set_bytes_in_last_block(w->a, 1) != ARCHIVE_OK ||
+	    archive_write_open2(w->a, w, NULL, writer_write, NULL, NULL) != ARCHIVE_OK) {
+		r = wfail(w, "cannot start");
+		cvm_archive_writer_free(w);
+		return r;
+	}
+	*out = w;
+	return 0;
+}
+
+static int header(struct cvm_archive_writer *w, const char *path, unsigned type, unsigned mode,
+		  uint64_t size, const char *link, int64_t mtime)
+{
+	struct archive_entry *e = archive_entry_new();
+	int r = 0;
+
+	if (!e)
+		return -ENOMEM;
+	archive_entry_set_pathname_utf8(e, path);
+	archive_entry_set_filetype(e, type);
+	archive_entry_set_perm(e, mode);
+	archive_entry_set_size(e, (la_int64_t)size);
+	archive_entry_set_mtime(e, (time_t)mtime, 0);
+	if (link)
+		archive_entry_set_symlink_utf8(e, link);
+	if (archive_write_header(w->a, e) != ARCHIVE_OK)
+		r = wfail(w, path);
+	archive_entry_free(e);
+	return r;
+}
+
+int cvm_archive_writer_dir(struct cvm_archive_writer *w, const char *path, int64_t mtime)
+{
+	return header(w, path, AE_IFDIR, 0755, 0, NULL, mtime);
+}
+
+int cvm_archive_writer_link(struct cvm_archive_writer *w, const char *path, const char *target,
+			    int64_t mtime)
+{
+	return header(w, path, AE_IFLNK, 0777, 0, target, mtime);
+}
+
+int cvm_archive_writer_data(struct cvm_archive_writer *w, const char *path, unsigned mode,
+			    const void *buf, size_t len, int64_t mtime)
+{
+	int r = header(w, path, AE_IFREG, mode, len, NULL, mtime);
+
+	if (r == 0 && len && archive_write_data(w->a, buf, len) != (la_ssize_t)len)
+		r = wfail(w, path);
+	return r;
+}
+
+int cvm_archive_writer_file(struct cvm_archive_writer *w, const char *path, unsigned mode, int in,
+			    uint64_t size, int64_t mtime, uint8_t digest[CVM_SHA256_LEN])
+{
+	struct cvm_sha256 *sha = cvm_sha256_new();
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap);
+	uint64_t left = size;
+	int r;
+
+	if (!sha || !buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = header(w, path, AE_IFREG, mode, size, NULL, mtime);
+	while (r == 0 && left) {
+		ssize_t n = read(in, buf, left < cap ? (size_t)left : cap);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = cvm_err(n < 0 ? -errno : -EIO, "cannot read '%s': %s", cvm_safe(path),
+				    n < 0 ? strerror(errno) : "it became shorter while it was read");
+			break;
+		}
+		if (archive_write_data(w->a, buf, (size_t)n) != n) {
+			r = wfail(w, path);
+			break;
+		}
+		r = cvm_sha256_update(sha, buf, (size_t)n);
+		left -= (uint64_t)n;
+	}
+	if (r == 0)
+		r = cvm_sha256_final(sha, digest);
+out:
+	cvm_sha256_free(sha);
+	free(buf);
+	return r;
+}
+
+int cvm_archive_writer_close(struct cvm_archive_writer *w, uint8_t digest[CVM_SHA256_LEN],
+			     uint64_t *bytes)
+{
+	if (archive_write_close(w->a) != ARCHIVE_OK)
+		return wfail(w, "cannot finish");
+	*bytes = w->bytes;
+	return cvm_sha256_final(w->sha, digest);
+}
+
+void cvm_archive_writer_free(struct cvm_archive_writer *w)
+{
+	if (!w)
+		return;
+	if (w->a)
+		archive_write_free(w->a);
+	cvm_sha256_free(w->sha);
+	free(w->name);
+	free(w);
 }

@@ -31,7 +31,7 @@ int cvm_mirror(const struct cvm_ctx *ctx, char *buf, size_t len)
 	return cvm_fmt(buf, len, "%s%s", m, m[strlen(m) - 1] == '/' ? "" : "/");
 }
 
-static int cache_dir(struct cvm_ctx *ctx)
+int cvm_cache_dir(struct cvm_ctx *ctx)
 {
 	int fd;
 
@@ -52,7 +52,7 @@ int cvm_cache_open(struct cvm_ctx *ctx, const struct cvm_build *b, bool offline,
 	int dfd, fd, r;
 
 	*verified = false;
-	dfd = cache_dir(ctx);
+	dfd = cvm_cache_dir(ctx);
 	if (dfd < 0)
 		return dfd;
 	r = cvm_fmt(path, len, "%s/cache/%s", ctx->store.display, b->file_name);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/archive.h"
+#include "cudnnvm/bundle.h"
 #include "cudnnvm/cache.h"
 #include "cudnnvm/cli.h"
 #include "cudnnvm/confine.h"
@@ -36,7 +37,7 @@
 #include "cudnnvm/toolkit.h"
 
 struct install {
-	const char *spec, *cuda, *archive, *sha256, *platform;
+	const char *spec, *cuda, *archive, *sha256, *platform, *bundle;
 	bool force;
 	unsigned jobs;			/* --jobs: xz decoder threads; 0 = one per CPU */
 	bool verify_first;		/* --verify-first: hash all before decoding a byte */
@@ -110,6 +111,7 @@ static int parse(struct install *in, int argc, char **argv)
 		{ "low-speed-time", required_argument, NULL, 'L' },
 		{ "retries", required_argument, NULL, 'R' },
 		{ "use", no_argument, NULL, 'U' },
+		{ "bundle", required_argument, NULL, 'B' },
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -165,14 +167,19 @@ static int parse(struct install *in, int argc, char **argv)
 			break;
 		case 'U':
 			return cvm_usage("install", "--use is not available yet: run 'cudnnvm use' afterwards");
+		case 'B':
+			in->bundle = optarg;
+			break;
 		default:
 			return cvm_usage_bad_option("install", argv);
 		}
 	}
-	if (optind + 1 != argc)
+	if (in->bundle && in->archive)
+		return cvm_usage("install", "--bundle and --archive: give one of them");
+	if (optind + 1 != argc && !(in->bundle && optind == argc))
 		return cvm_usage("install", optind >= argc ? "a VERSION is needed, e.g. 8.9.7"
 							  : "one VERSION only");
-	in->spec = argv[optind];
+	in->spec = optind < argc ? argv[optind] : NULL;
 	if (in->sha256) {
 		if (strlen(in->sha256) != 64 || cvm_hex_decode(in->sha256, bin, sizeof(bin)) < 0)
 			return cvm_usage("install", "--sha256 '%s': expected 64 hex digits",
@@ -420,6 +427,32 @@ static void spec_on_hash(void *arg, uint64_t n)
 	spec_tick(b, cvm_extract_child_position(b->child));
 }
 
+/* --bundle: bundle.c does the transaction; the report is install's. */
+static int install_bundle(struct cvm_ctx *ctx, struct install *in)
+{
+	struct cvm_bundle_opts o = { in->bundle, in->sha256 ? in->want_sha : NULL, in->spec,
+				     in->cuda_major, in->force, &in->fo };
+	struct cvm_bundle_result res;
+	struct cvm_version v;
+	char plat[64];
+	int r;
+
+	r = cvm_bundle_install(ctx, &o, &res);
+	if (r < 0)
+		return r;
+	snprintf(in->id, sizeof(in->id), "%s", res.id);
+	r = cvm_store_parse_id(res.id, in->version, sizeof(in->version), &in->cuda_major, plat,
+			       sizeof(plat));
+	if (r < 0)
+		return r;
+	in->platform = plat;
+	r = cvm_version_parse(in->version, &v);
+	v.n = 3;
+	if (r == 0)
+		r = cvm_version_format(&v, in->release, sizeof(in->release));
+	return r < 0 ? r : report(ctx, in, res.already);
+}
+
 int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	struct install in = { 0 };
@@ -442,6 +475,8 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 
 	in.fo.retries = -1;
 	r = parse(&in, argc, argv);
+	if (r == 0 && in.bundle)
+		return install_bundle(ctx, &in);
 	if (r == 0)
 		r = cuda_major(ctx, &in);
 	if (r < 0)

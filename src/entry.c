@@ -117,7 +117,7 @@ int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
 	if (!st->have_top) {
 		memcpy(st->top, top, toplen + 1);
 		st->have_top = true;
-		st->layout = strcmp(top, "cuda") ? CVM_LAYOUT_NVIDIA : CVM_LAYOUT_LEGACY;
+		st->layout = strcmp(top, "cuda") || st->bundle ? CVM_LAYOUT_NVIDIA : CVM_LAYOUT_LEGACY;
 	} else if (strcmp(st->top, top)) {
 		return unsafe(archive_name, e->path, "a second top folder");
 	}
@@ -133,8 +133,15 @@ int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
 	} else if (snprintf(rel, rel_len, "%s", rest) >= (int)rel_len) {
 		return unsafe(archive_name, e->path, "name too long");
 	}
+	if (st->bundle && (!strcmp(rel, ".cudnnvm") ? e->type == CVM_ENTRY_DIR
+			   : e->type == CVM_ENTRY_FILE && (!strcmp(rel, ".cudnnvm/record.json") ||
+							   !strcmp(rel, ".cudnnvm/files.sha256") ||
+							   !strcmp(rel, ".cudnnvm/links"))))
+		return 0;
 	if (!strcmp(rel, ".cudnnvm") || !strncmp(rel, ".cudnnvm/", 9))
-		return unsafe(archive_name, e->path, "name reserved for cudnnvm's records");
+		return unsafe(archive_name, e->path, st->bundle ? "not a file of cudnnvm's records"
+				: "name reserved for cudnnvm's records (a store bundle? install it "
+				  "with --bundle)");
 	if (e->type == CVM_ENTRY_SYMLINK) {
 		why = cvm_entry_link_problem(rel, e->link);
 		if (why) {

@@ -42,6 +42,7 @@ static const struct command commands[] = {
 	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE, "the GPU smoke test of what programs load now" },
 	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE, "every cuDNN copy, which one loads, and what is wrong" },
 	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found" },
+	{ "export", cvm_cmd_export, CVM_CMD_WRITE, "write an installed version as a store bundle" },
 };
 
 static void usage(FILE *f)

@@ -112,6 +112,8 @@ int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_fil
 	e |= set_str(o, "manifest", r->manifest);
 	e |= cvm_json_set(o, "installed_at", cvm_json_integer(r->installed_at));
 	e |= set_str(o, "installed_by", r->installed_by);
+	e |= set_str(o, "bundle", r->bundle);
+	e |= set_str(o, "bundle_sha256", r->bundle_sha256[0] ? r->bundle_sha256 : NULL);
 	if (e) {
 		e = -ENOMEM;
 		goto out;
@@ -172,6 +174,10 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 	r->manifest = dup_str(o, "manifest");
 	r->installed_by = dup_str(o, "installed_by");
 	r->library = dup_str(o, "library");
+	r->bundle = dup_str(o, "bundle");
+	sha = cvm_json_str(cvm_json_get(o, "bundle_sha256"));
+	if (sha)
+		snprintf(r->bundle_sha256, sizeof(r->bundle_sha256), "%s", sha);
 	if (cvm_json_int(cvm_json_get(o, "cuda_major"), &n) == 0)
 		r->cuda_major = (int)n;
 	if (cvm_json_int(cvm_json_get(o, "cudnn_version"), &n) == 0)
@@ -244,6 +250,7 @@ void cvm_record_release(struct cvm_record *r)
 	free(r->manifest);
 	free(r->installed_by);
 	free(r->library);
+	free(r->bundle);
 	memset(r, 0, sizeof(*r));
 }
 

@@ -31,4 +31,7 @@ int cvm_cache_check(int fd, const struct cvm_build *b, const char *path);
 /* Removes a cached archive that failed verification (it is never installed). */
 void cvm_cache_discard(struct cvm_ctx *ctx, const struct cvm_build *b);
 
+/* STORE/cache, created when missing, opened: fd or a negative code (printed). */
+int cvm_cache_dir(struct cvm_ctx *ctx);
+
 #endif

@@ -39,6 +39,7 @@ int cvm_cmd_smoke(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_doctor(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_cache(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_export(struct cvm_ctx *ctx, int argc, char **argv);
 
 /* With --user, system activation is refused: -CVM_E_PERM (printed) or 0. */
 int cvm_cli_refuse_user(const struct cvm_ctx *ctx, const char *cmd);

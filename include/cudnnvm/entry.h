@@ -25,6 +25,9 @@ struct cvm_entry_state {
 	char top[256];		/* the top folder, set by the first entry */
 	bool have_top;
 	enum cvm_layout layout;
+	bool bundle;		/* set by the caller: a store bundle (bundle.c), whose
+				 * top folder is the id and whose .cudnnvm/ record files
+				 * are taken */
 };
 
 /*

@@ -26,6 +26,8 @@ struct cvm_record {
 	char *installed_by;		/* user name */
 	unsigned long cudnn_version;	/* CUDNN_VERSION of the headers, e.g. 8907 */
 	char *library;			/* "lib/libcudnn.so.8" */
+	char *bundle;			/* installed from this store bundle (file name), or NULL */
+	char bundle_sha256[CVM_SHA256_HEX];	/* its SHA-256 when it was checked, or "" */
 };
 
 /* One extracted object: a regular file with its hash, or a symlink. */

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_BUNDLE_H
+#define CUDNNVM_BUNDLE_H
+
+/*
+ * Store bundles (bundle.c): an installed version exported as a tar or
+ * tar.zst of versions/<id>/ under a top folder named <id>, its record
+ * (.cudnnvm/record.json, files.sha256, links) included, and installed from
+ * one through the same transaction as an archive (staging, one rename).
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudnnvm/cli.h"
+#include "cudnnvm/digest.h"
+#include "cudnnvm/fetch.h"
+
+struct cvm_bundle_info {
+	char sha256[CVM_SHA256_HEX];	/* of the bundle file */
+	uint64_t size;			/* its bytes */
+	size_t files;			/* files and links in it, records not counted */
+};
+
+/*
+ * Writes versions/<id> into file (through file.tmp.<pid>, fsynced, renamed):
+ * zstd-compressed when zstd. Every file is re-hashed as it is written and
+ * must match the version's record: a damaged version gives -CVM_E_INTEGRITY
+ * and no file. Messages printed.
+ */
+int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, bool zstd,
+		      struct cvm_bundle_info *info);
+
+struct cvm_bundle_opts {
+	const char *bundle;		/* a file, or an http(s):// or file:// URL */
+	const char *sha256;		/* 64 lowercase hex digits, or NULL (required for URLs) */
+	const char *spec;		/* the version it must hold, or NULL */
+	int cuda_major;			/* the CUDA major it must be built for, or 0 */
+	bool force;			/* replace an installed version */
+	const struct cvm_fetch_opts *fo;
+};
+
+struct cvm_bundle_result {
+	char id[160];
+	bool already;			/* installed before: nothing done */
+	size_t files;
+};
+
+/*
+ * Installs a bundle (the store must be locked): its SHA-256 first when one
+ * is given (-CVM_E_INTEGRITY on a mismatch), then extraction into staging
+ * under the archive entry rules, every extracted file and link compared with
+ * the carried files.sha256 and links (-CVM_E_INTEGRITY on any difference,
+ * extra or missing file), the headers checked against the record, a new
+ * record written that keeps the original archive's name and SHA-256 and
+ * adds the bundle's, then one rename into versions/. Nothing is left on
+ * failure. Messages printed.
+ */
+int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
+		       struct cvm_bundle_result *res);
+
+#endif

@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Store bundles: one installed version as a tar (or tar.zst) of its tree and
+ * its record, so that the next node installs it at disk speed instead of
+ * decoding NVIDIA's xz again. Trust does not move with the bundle: every file
+ * is checked against the carried files.sha256 (a bundle that disagrees with
+ * itself is refused), the bundle's own SHA-256 is checked when the caller
+ * gives one, and the record keeps the original NVIDIA archive's hash beside
+ * the bundle's, so `verify` and the record say where the bits came from.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cudnnvm/archive.h"
+#include "cudnnvm/bundle.h"
+#include "cudnnvm/cache.h"
+#include "cudnnvm/cudnn.h"
+#include "cudnnvm/digest.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/extract.h"
+#include "cudnnvm/fault.h"
+#include "cudnnvm/fetch.h"
+#include "cudnnvm/fsutil.h"
+#include "cudnnvm/journal.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/record.h"
+#include "cudnnvm/store.h"
+#include "cudnnvm/version.h"
+
+static const char *const meta_files[] = { "record.json", "files.sha256", "links" };
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* Adds the folders above path (not yet written) to the bundle, top first. */
+static int add_parents(struct cvm_archive_writer *w, struct cvm_filelist *dirs, const char *id,
+		       const char *path, int64_t mtime)
+{
+	char d[4096];
+
+	for (const char *p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
+		bool seen = false;
+		int r;
+
+		r = cvm_fmt(d, sizeof(d), "%s/%.*s", id, (int)(p - path), path);
+		if (r < 0)
+			return r;
+		for (size_t i = 0; i < dirs->n && !seen; i++)
+			seen = !strcmp(dirs->v[i].path, d);
+		if (seen)
+			continue;
+		r = cvm_filelist_add(dirs, d, NULL, NULL, 0, 0755);
+		if (r == 0)
+			r = cvm_archive_writer_dir(w, d, mtime);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* One regular file of the version, checked against its record as it is written. */
+static int add_file(struct cvm_archive_writer *w, int vfd, const char *id, const struct cvm_file *f,
+		    int64_t mtime)
+{
+	uint8_t d[CVM_SHA256_LEN];
+	char name[4096], hex[CVM_SHA256_HEX];
+	struct stat st;
+	int fd, r;
+
+	r = cvm_fmt(name, sizeof(name), "%s/%s", id, f->path);
+	if (r < 0)
+		return r;
+	fd = openat(vfd, f->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return cvm_err(-CVM_E_INTEGRITY, "%s is damaged: cannot open %s: %s (run 'cudnnvm "
+			       "verify %s')", id, f->path, strerror(errno), id);
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return cvm_err(-CVM_E_INTEGRITY, "%s is damaged: %s is not a regular file (run "
+			       "'cudnnvm verify %s')", id, f->path, id);
+	}
+	r = cvm_archive_writer_file(w, name, (st.st_mode & 0111) ? 0755 : 0644, fd,
+				    (uint64_t)st.st_size, mtime, d);
+	close(fd);
+	if (r < 0)
+		return r;
+	cvm_hex_encode(d, sizeof(d), hex);
+	if (strcmp(hex, f->sha256))
+		return cvm_err(-CVM_E_INTEGRITY, "%s is damaged: %s differs from its record (run "
+			       "'cudnnvm verify %s'); no bundle is written", id, f->path, id);
+	return 0;
+}
+
+static int write_bundle(struct cvm_archive_writer *w, int vfd, const char *id,
+			const struct cvm_filelist *files, int64_t mtime)
+{
+	struct cvm_filelist dirs = { 0 };
+	char name[4096];
+	int r;
+
+	r = cvm_archive_writer_dir(w, id, mtime);
+	for (size_t i = 0; i < files->n && r == 0; i++) {
+		const struct cvm_file *f = &files->v[i];
+
+		r = add_parents(w, &dirs, id, f->path, mtime);
+		if (r < 0)
+			break;
+		if (f->link) {
+			r = cvm_fmt(name, sizeof(name), "%s/%s", id, f->path);
+			if (r == 0)
+				r = cvm_archive_writer_link(w, name, f->link, mtime);
+		} else {
+			r = add_file(w, vfd, id, f, mtime);
+		}
+	}
+	if (r == 0)
+		r = cvm_fmt(name, sizeof(name), "%s/.cudnnvm", id);
+	if (r == 0)
+		r = cvm_archive_writer_dir(w, name, mtime);
+	for (size_t i = 0; i < 3 && r == 0; i++) {
+		char rel[64], *buf = NULL;
+		size_t len = 0;
+
+		snprintf(rel, sizeof(rel), ".cudnnvm/%s", meta_files[i]);
+		r = cvm_read_file_at(vfd, rel, 64 << 20, &buf, &len);
+		if (r < 0) {
+			r = cvm_err(-CVM_E_INTEGRITY, "%s is damaged: cannot read %s: %s", id, rel,
+				    strerror(-r));
+			break;
+		}
+		r = cvm_fmt(name, sizeof(name), "%s/%s", id, rel);
+		if (r == 0)
+			r = cvm_archive_writer_data(w, name, 0644, buf, len, mtime);
+		free(buf);
+	}
+	cvm_filelist_release(&dirs);
+	return r;
+}
+
+int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, bool zstd,
+		      struct cvm_bundle_info *info)
+{
+	struct cvm_archive_writer *w = NULL;
+	struct cvm_filelist files = { 0 };
+	struct cvm_record rec = { 0 };
+	uint8_t d[CVM_SHA256_LEN];
+	char tmp[4096];
+	int vfd = -1, fd = -1, r;
+
+	vfd = cvm_store_open_version(&ctx->store, id);
+	if (vfd < 0)
+		return cvm_err(vfd, "cannot open %s/versions/%s: %s", cvm_safe(ctx->store.display), id,
+			       strerror(-vfd));
+	r = cvm_record_read(vfd, id, &rec);
+	if (r == 0)
+		r = cvm_record_read_files(vfd, id, &files);
+	if (r < 0) {
+		r = -CVM_E_INTEGRITY;
+		goto out;
+	}
+	cvm_filelist_sort(&files);
+	r = cvm_fmt(tmp, sizeof(tmp), "%s.tmp.%ld", file, (long)getpid());
+	if (r < 0) {
+		r = cvm_err(r, "'%s': name too long", cvm_safe(file));
+		goto out;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		r = cvm_err(-errno, "cannot create '%s': %s", cvm_safe(tmp), strerror(errno));
+		goto out;
+	}
+	r = cvm_archive_writer_open(fd, file, zstd, &w);
+	if (r == 0)
+		r = write_bundle(w, vfd, id, &files, rec.installed_at);
+	if (r == 0)
+		r = cvm_archive_writer_close(w, d, &info->size);
+	if (r == 0 && fsync(fd) < 0)
+		r = cvm_err(-errno, "cannot write '%s': %s", cvm_safe(tmp), strerror(errno));
+	if (r == 0 && rename(tmp, file) < 0)
+		r = cvm_err(-errno, "cannot rename '%s' to '%s': %s", cvm_safe(tmp), cvm_safe(file),
+			    strerror(errno));
+	if (r < 0)
+		goto out;
+	cvm_hex_encode(d, sizeof(d), info->sha256);
+	info->files = files.n;
+out:
+	cvm_archive_writer_free(w);
+	if (fd >= 0) {
+		close(fd);
+		if (r < 0)
+			unlink(tmp);
+	}
+	cvm_filelist_release(&files);
+	cvm_record_release(&rec);
+	close(vfd);
+	return r;
+}
+
+/* ------------------------------------------------------------- installing */
+
+static bool is_meta(const char *path)
+{
+	return !strncmp(path, ".cudnnvm/", 9);
+}
+
+/*
+ * What was extracted must be exactly what the carried lists name: the same
+ * files with the same hashes, the same links with the same bodies.
+ */
+static int check_lists(const char *bundle, struct cvm_filelist *got, struct cvm_filelist *want)
+{
+	size_t i = 0, j = 0;
+
+	cvm_filelist_sort(got);
+	cvm_filelist_sort(want);
+	while (i < got->n || j < want->n) {
+		const struct cvm_file *g = i < got->n ? &got->v[i] : NULL;
+		const struct cvm_file *w = j < want->n ? &want->v[j] : NULL;
+		int c;
+
+		if (g && is_meta(g->path)) {
+			i++;
+			continue;
+		}
+		c = !g ? 1 : !w ? -1 : strcmp(g->path, w->path);
+		if (c < 0)
+			return cvm_err(-CVM_E_INTEGRITY, "bundle '%s': %s is not in its files.sha256 "
+				       "or links", cvm_safe(bundle), cvm_safe(g->path));
+		if (c > 0)
+			return cvm_err(-CVM_E_INTEGRITY, "bundle '%s': %s is named by its record but "
+				       "missing", cvm_safe(bundle), cvm_safe(w->path));
+		if (!g->link != !w->link || (g->link && strcmp(g->link, w->link)) ||
+		    (!g->link && strcmp(g->sha256, w->sha256)))
+			return cvm_err(-CVM_E_INTEGRITY, "bundle '%s': %s differs from its files.sha256%s",
+				       cvm_safe(bundle), cvm_safe(g->path), g->link ? " (links)" : "");
+		i++;
+		j++;
+	}
+	return 0;
+}
+
+/* The files the new record lists: what was extracted, less the carried records. */
+static int payload(const struct cvm_filelist *all, struct cvm_filelist *out)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < all->n && r == 0; i++) {
+		const struct cvm_file *f = &all->v[i];
+
+		if (!is_meta(f->path))
+			r = cvm_filelist_add(out, f->path, f->link, f->link ? NULL : f->sha256,
+					     f->size, f->mode);
+	}
+	return r;
+}
+
+/* The bundle's descriptor: the file, or a download of the URL into the cache. */
+static int open_bundle(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o, char *path, size_t len,
+		       bool *verified)
+{
+	int fd, dfd;
+
+	*verified = false;
+	if (!cvm_fetch_supported(o->bundle)) {
+		snprintf(path, len, "%s", o->bundle);
+		fd = open(o->bundle, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			return cvm_err(-errno, "cannot open '%s': %s", cvm_safe(o->bundle), strerror(errno));
+		return fd;
+	}
+	if (!o->sha256)
+		return cvm_usage("install", "--bundle %s: a bundle from a URL needs --sha256 (nothing "
+				 "downloaded is used unverified)", cvm_safe(o->bundle));
+	dfd = cvm_cache_dir(ctx);
+	if (dfd < 0)
+		return dfd;
+	snprintf(path, len, "%s/cache/%s", ctx->store.display, base_name(o->bundle));
+	cvm_info("downloading %s", o->bundle);
+	fd = cvm_fetch(o->bundle, dfd, base_name(o->bundle), 0, o->sha256, o->fo);
+	close(dfd);
+	*verified = fd >= 0;
+	return fd;
+}
+
+/* The first entry names the id (checked against what was asked for). */
+static int bundle_id(const struct cvm_bundle_opts *o, int fd, const char *path, char *id, size_t len)
+{
+	struct cvm_archive *ar = NULL;
+	struct cvm_version want, got;
+	struct cvm_entry e;
+	char ver[64], plat[64];
+	int r, major;
+
+	r = cvm_archive_open_fd(fd, path, &ar);
+	if (r < 0)
+		return r;
+	r = cvm_archive_next(ar, &e);
+	if (r == 0)
+		r = cvm_err(-CVM_E_LAYOUT, "bundle '%s' is empty", cvm_safe(path));
+	if (r < 0)
+		goto out;
+	snprintf(id, len, "%.*s", (int)strcspn(e.path, "/"), e.path);
+	if (cvm_store_parse_id(id, ver, sizeof(ver), &major, plat, sizeof(plat)) < 0 ||
+	    cvm_version_parse(ver, &got) < 0) {
+		r = cvm_err(-CVM_E_LAYOUT, "'%s' is no cudnnvm bundle: its top folder '%s' is not a "
+			    "version id", cvm_safe(path), cvm_safe(id));
+		goto out;
+	}
+	r = 0;
+	if (o->spec && (cvm_version_parse(o->spec, &want) < 0 || !cvm_version_matches(&want, &got)))
+		r = cvm_err(-CVM_E_LAYOUT, "bundle '%s' holds %s, not cuDNN %s", cvm_safe(path), id,
+			    cvm_safe(o->spec));
+	else if (o->cuda_major && major != o->cuda_major)
+		r = cvm_err(-CVM_E_LAYOUT, "bundle '%s' holds %s, a build for CUDA %d, not CUDA %d",
+			    cvm_safe(path), id, major, o->cuda_major);
+out:
+	cvm_archive_free(ar);
+	return r;
+}
+
+int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
+		       struct cvm_bundle_result *res)
+{
+	struct cvm_extract_opts xo = { 0 };
+	struct cvm_extract x = { 0 };
+	struct cvm_filelist want = { 0 }, files = { 0 };
+	struct cvm_record rec = { 0 };
+	struct cvm_cudnn_tree tree;
+	struct cvm_version hv;
+	struct stat st;
+	uint8_t d[CVM_SHA256_LEN];
+	char path[4096], got[CVM_SHA256_HEX] = "", staged[256] = "";
+	int fd = -1, sfd = -1, r;
+	bool verified;
+
+	memset(res, 0, sizeof(*res));
+	fd = open_bundle(ctx, o, path, sizeof(path), &verified);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(path));
+		goto out;
+	}
+	if (o->sha256 && !verified) {
+		uint64_t n;
+
+		r = cvm_sha256_fd(fd, d, &n, NULL, NULL);
+		if (r < 0) {
+			r = cvm_err(r, "cannot read '%s': %s", cvm_safe(path), strerror(-r));
+			goto out;
+		}
+		cvm_hex_encode(d, sizeof(d), got);
+		if (strcmp(got, o->sha256)) {
+			r = cvm_err(-CVM_E_INTEGRITY, "bundle '%s': SHA-256 mismatch: expected %s, got %s",
+				    cvm_safe(path), o->sha256, got);
+			goto out;
+		}
+	} else if (o->sha256) {
+		snprintf(got, sizeof(got), "%s", o->sha256);
+	} else {
+		cvm_warn("no --sha256 given: bundle '%s' is checked only against its own file list",
+			 cvm_safe(path));
+	}
+	r = bundle_id(o, fd, path, res->id, sizeof(res->id));
+	if (r < 0)
+		goto out;
+	if (cvm_store_has(&ctx->store, res->id) && !o->force) {
+		res->already = true;
+		r = 0;
+		goto out;
+	}
+	r = cvm_store_stage(&ctx->store, res->id, staged, sizeof(staged), &sfd);
+	if (r < 0) {
+		staged[0] = '\0';
+		goto out;
+	}
+	xo.archive_size = (uint64_t)st.st_size;
+	/* An uncompressed bundle is its tree; zstd expands it some 1.2-2x. */
+	xo.max_bytes = (uint64_t)st.st_size * 16 + (64u << 20);
+	xo.jobs = 1;
+	x.state.bundle = true;
+	r = cvm_extract_run(fd, path, &xo, sfd, &x);
+	if (r < 0)
+		goto out;
+	if (strcmp(x.state.top, res->id)) {
+		r = cvm_err(-CVM_E_LAYOUT, "bundle '%s': its top folder changed", cvm_safe(path));
+		goto out;
+	}
+	r = cvm_record_read(sfd, path, &rec);
+	if (r == 0)
+		r = cvm_record_read_files(sfd, path, &want);
+	if (r < 0) {
+		r = -CVM_E_INTEGRITY;
+		goto out;
+	}
+	if (strcmp(rec.id, res->id)) {
+		r = cvm_err(-CVM_E_INTEGRITY, "bundle '%s': its record is of %s, its folder of %s",
+			    cvm_safe(path), cvm_safe(rec.id), res->id);
+		goto out;
+	}
+	r = check_lists(path, &x.files, &want);
+	if (r < 0)
+		goto out;
+	r = cvm_cudnn_check_tree(sfd, path, &tree);
+	if (r < 0)
+		goto out;
+	cvm_version_parse(rec.version, &hv);
+	hv.n = 3;
+	if (!cvm_version_matches(&hv, &tree.header)) {
+		r = cvm_err(-CVM_E_LAYOUT, "bundle '%s': its headers are not of cuDNN %s",
+			    cvm_safe(path), cvm_safe(rec.version));
+		goto out;
+	}
+	/* The carried record, with where this copy came from and when. */
+	free(rec.installed_by);
+	rec.installed_by = strdup(cvm_user_name());
+	rec.installed_at = (int64_t)time(NULL);
+	free(rec.bundle);
+	rec.bundle = strdup(base_name(path));
+	snprintf(rec.bundle_sha256, sizeof(rec.bundle_sha256), "%s", got);
+	r = payload(&x.files, &files);
+	if (r == 0 && (!rec.installed_by || !rec.bundle))
+		r = -ENOMEM;
+	if (r == 0)
+		r = cvm_record_write(sfd, &rec, &files);
+	if (r < 0) {
+		r = cvm_err(r, "cannot write the record of %s: %s", res->id, strerror(-r));
+		goto out;
+	}
+	cvm_fault("install-staged");
+	r = cvm_store_commit(&ctx->store, staged, res->id, o->force);
+	if (r < 0)
+		goto out;
+	staged[0] = '\0';
+	res->files = files.n;
+out:
+	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0)
+		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display, staged);
+	if (sfd >= 0)
+		close(sfd);
+	close(fd);
+	cvm_filelist_release(&x.files);
+	cvm_filelist_release(&files);
+	cvm_filelist_release(&want);
+	cvm_record_release(&rec);
+	return r;
+}
