@@ -19,7 +19,8 @@
 #
 # Environment: BENCH_RUNS (runs of each method, default 3), BENCH_CACHE,
 # BENCH_SOURCE, BENCH_GENERATE=1 (generate even when a cuDNN is there),
-# BENCH_SIZE_MB (default 480), BENCH_WORK (where the trees
+# BENCH_SIZE_MB (default 480), BENCH_KINDS (default "single multi": the
+# archives to pack and measure), BENCH_WORK (where the trees
 # are written, default /var/tmp), BENCH_PREPARE_ONLY=1 (build the archives
 # and stop), BENCH_PLAIN=0 (leave out the --verify-first rows).
 set -eu
@@ -39,6 +40,7 @@ runs=${BENCH_RUNS:-3}
 cache=${BENCH_CACHE:-/var/tmp/cudnnvm-bench}
 size_mb=${BENCH_SIZE_MB:-480}
 plain=${BENCH_PLAIN:-1}
+kinds=${BENCH_KINDS:-single multi}
 for t in xz tar sha256sum python3 /usr/bin/time; do
 	command -v "$t" >/dev/null 2>&1 || die "needs $t"
 done
@@ -104,7 +106,7 @@ pack() { # XZ_OPT OUT
 
 blocks() { xz --robot -l "$1" | awk '$1 == "totals" { print $3 }'; }
 
-for kind in single multi; do
+for kind in $kinds; do
 	a=$cache/$key/$kind/$name
 	if [ ! -f "$a" ]; then
 		mkdir -p "$(dirname "$a")"

@@ -167,7 +167,39 @@ struct cvm_archive {
 	char format[64];
 	struct cvm_xz *xz;	/* when we decode the xz layer ourselves */
 	char decoder[96];
+	/* follow mode (cvm_archive_opts.gate) */
+	ssize_t (*gate)(void *arg, uint64_t off, size_t want);
+	void *gate_arg;
+	int fd;
+	uint64_t off;
+	unsigned char *buf;
 };
+
+enum { GATED_BUF = 1 << 20 };
+
+/* libarchive's read callback in follow mode: only what the gate lets through. */
+static la_ssize_t gated_read(struct archive *a, void *data, const void **buf)
+{
+	struct cvm_archive *ar = data;
+	ssize_t n = ar->gate(ar->gate_arg, ar->off, GATED_BUF);
+
+	if (n > 0) {
+		do
+			n = pread(ar->fd, ar->buf, (size_t)n, (off_t)ar->off);
+		while (n < 0 && errno == EINTR);
+		if (n == 0)
+			n = -EIO;	/* shorter than the gate said */
+		else if (n < 0)
+			n = -errno;
+	}
+	if (n < 0) {
+		archive_set_error(a, (int)-n, "%s", strerror((int)-n));
+		return ARCHIVE_FATAL;
+	}
+	ar->off += (uint64_t)n;
+	*buf = ar->buf;
+	return n;
+}
 
 static int fail(struct cvm_archive *ar, const char *what)
 {
@@ -242,7 +274,7 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 		cvm_archive_free(ar);
 		return -ENOMEM;
 	}
-	r = open_xz(ar, fd, o);
+	r = o && o->gate ? 0 : open_xz(ar, fd, o);
 	if (r < 0) {
 		cvm_archive_free(ar);
 		return r;
@@ -267,6 +299,23 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 	archive_read_support_format_tar(ar->a);
 	archive_read_support_format_gnutar(ar->a);
 	archive_read_support_format_zip(ar->a);
+	if (o && o->gate) {
+		ar->gate = o->gate;
+		ar->gate_arg = o->gate_arg;
+		ar->fd = fd;
+		ar->buf = malloc(GATED_BUF);
+		snprintf(ar->decoder, sizeof(ar->decoder), "following the download as it arrives");
+		if (!ar->buf)
+			r = -ENOMEM;
+		else if (archive_read_open(ar->a, ar, NULL, gated_read, NULL) != ARCHIVE_OK)
+			r = fail(ar, "cannot open");
+		if (r < 0) {
+			cvm_archive_free(ar);
+			return r;
+		}
+		*out = ar;
+		return 0;
+	}
 	if (lseek(fd, 0, SEEK_SET) < 0) {
 		r = cvm_err(-errno, "cannot read '%s': %s", cvm_safe(name), strerror(errno));
 		cvm_archive_free(ar);
@@ -387,6 +436,7 @@ void cvm_archive_free(struct cvm_archive *ar)
 	if (ar->a)
 		archive_read_free(ar->a);
 	cvm_xz_free(ar->xz);
+	free(ar->buf);
 	free(ar->name);
 	free(ar);
 }

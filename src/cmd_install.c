@@ -427,6 +427,90 @@ static void spec_on_hash(void *arg, uint64_t n)
 	spec_tick(b, cvm_extract_child_position(b->child));
 }
 
+/*
+ * Pipelined install from the network: while the archive arrives, the
+ * confined child already decodes it, reading only bytes the download has
+ * written and hashed (fetch.h's hooks), and its work is taken only once the
+ * whole archive's size and SHA-256 matched, as with a file. When the download
+ * starts over (the server ignored Range), the child is stopped and its work
+ * discarded: the archive is then decoded once it is complete.
+ */
+struct pipeline {
+	struct cvm_fetch_hooks hooks;
+	struct cvm_ctx *ctx;
+	struct install *in;
+	struct cvm_extract_opts *xo;
+	struct cvm_extract_child *child;
+	char staged[256];
+	int sfd, rfd;
+	bool off;			/* gave up: decode after the download */
+	int error;			/* staging failed (printed) */
+};
+
+static void pipeline_stop(struct pipeline *p)
+{
+	cvm_extract_child_kill(p->child);
+	p->child = NULL;
+	if (p->staged[0] && cvm_store_discard(&p->ctx->store, p->staged) < 0)
+		cvm_warn("cannot remove the staging folder %s/.staging/%s", p->ctx->store.display,
+			 p->staged);
+	p->staged[0] = '\0';
+	if (p->sfd >= 0)
+		close(p->sfd);
+	if (p->rfd >= 0)
+		close(p->rfd);
+	p->sfd = p->rfd = -1;
+}
+
+static void pipeline_opened(void *arg, int fd)
+{
+	struct pipeline *p = arg;
+	char self[64];
+	int r;
+
+	if (p->off || p->child || p->error)
+		return;
+	/* The child gets a descriptor of its own that cannot write the download. */
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	p->rfd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (p->rfd < 0) {
+		cvm_verbose("decoding after the download: cannot reopen it read-only (%s)",
+			    strerror(errno));
+		p->off = true;
+		return;
+	}
+	r = cvm_store_stage(&p->ctx->store, p->in->id, p->staged, sizeof(p->staged), &p->sfd);
+	if (r == 0)
+		r = cvm_extract_spawn(p->rfd, p->in->cache_path, p->xo, p->sfd, &p->child);
+	if (r < 0) {
+		p->error = r;
+		pipeline_stop(p);
+		return;
+	}
+	cvm_verbose("decoding the download as it arrives, in a confined process; kept only if "
+		    "the SHA-256 matches");
+}
+
+static void pipeline_hashed(void *arg, uint64_t total)
+{
+	struct pipeline *p = arg;
+
+	if (p->child)
+		cvm_extract_child_avail(p->child, total, false);
+}
+
+static void pipeline_restarted(void *arg)
+{
+	struct pipeline *p = arg;
+
+	if (!p->child)
+		return;
+	cvm_verbose("the download starts over: what was decoded is discarded, the archive is "
+		    "decoded once it is complete");
+	pipeline_stop(p);
+	p->off = true;
+}
+
 /* --bundle: bundle.c does the transaction; the report is install's. */
 static int install_bundle(struct cvm_ctx *ctx, struct install *in)
 {
@@ -461,6 +545,8 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 	struct cvm_extract_opts xo = { 0 };
 	struct cvm_extract_child *child = NULL;
 	struct spec_bar sb = { .shown = 0 };
+	struct pipeline pl = { { &pl, pipeline_opened, pipeline_hashed, pipeline_restarted },
+			       .sfd = -1, .rfd = -1 };
 	struct cvm_cudnn_tree tree;
 	struct cvm_progress pr;
 	struct cvm_record rec = { 0 };
@@ -515,6 +601,16 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		 * The cache, else the mirror. Either way the descriptor is hashed
 		 * exactly once: a cached file is checked here, a download as it arrives.
 		 */
+		if (!in.verify_first && speculate(&in, why, sizeof(why))) {
+			pl.ctx = ctx;
+			pl.in = &in;
+			pl.xo = &xo;
+			xo.archive_size = in.build->has_size ? in.build->size : 0;
+			xo.max_bytes = xo.archive_size * 16 + (64u << 20);
+			xo.jobs = 1;
+			xo.follow = true;
+			in.fo.hooks = &pl.hooks;
+		}
 		fd = cvm_cache_open(ctx, in.build, in.offline, false, &in.fo, in.cache_path,
 				    sizeof(in.cache_path), &in.verified);
 		if (fd >= 0 && !in.verified) {
@@ -529,9 +625,9 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 								 &in.verified);
 			}
 		}
-		if (fd < 0) {
-			r = fd;
-			fd = -1;
+		if (fd < 0 || pl.error) {
+			r = fd < 0 ? fd : pl.error;
+			pipeline_stop(&pl);
 			goto out;
 		}
 		in.archive = in.cache_path;
@@ -558,9 +654,26 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 	/* A cuDNN archive expands about 1.5-3x; 16x and 64 MiB leave room for any real one. */
 	xo.max_bytes = (uint64_t)st.st_size * 16 + (64u << 20);
 	xo.jobs = in.jobs ? in.jobs : default_jobs();
+	xo.follow = false;
 	spec = !in.verified && speculate(&in, why, sizeof(why));
 	t0 = cvm_now_ms();
-	if (in.verified) {
+	if (pl.child) {
+		/* The download matched its hash: the child may read it to the end. */
+		child = pl.child;
+		sfd = pl.sfd;
+		snprintf(staged, sizeof(staged), "%s", pl.staged);
+		pl.child = NULL;
+		pl.staged[0] = '\0';
+		pl.sfd = -1;
+		cvm_extract_child_avail(child, (uint64_t)st.st_size, true);
+		sb.child = child;
+		cvm_progress_start(&sb.pr, "decoding", (uint64_t)st.st_size);
+		spec_tick(&sb, cvm_extract_child_position(child));
+		spec = true;
+		snprintf(got, sizeof(got), "%s", in.want_sha);
+		hashed = (uint64_t)st.st_size;
+		r = 0;
+	} else if (in.verified) {
 		/* Hashed already, through this very descriptor: no second pass. */
 		snprintf(got, sizeof(got), "%s", in.want_sha);
 		hashed = (uint64_t)st.st_size;
@@ -717,6 +830,7 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 out:
 	/* The child first: nothing may be writing into staging while it is removed. */
 	cvm_extract_child_kill(child);
+	pipeline_stop(&pl);
 	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0)
 		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display, staged);
 	if (sfd >= 0)

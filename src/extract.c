@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cudnnvm/archive.h"
@@ -36,6 +37,7 @@ struct hooks {
 	void (*first)(void *arg, const char *path);	/* the first entry's name, unchecked */
 	void (*file)(void *arg);			/* the first file is written */
 	void *arg;
+	ssize_t (*gate)(void *arg, uint64_t off, size_t want);	/* follow mode, or NULL */
 };
 
 static int unsafe(const char *archive, const char *entry, const char *why)
@@ -235,7 +237,7 @@ out:
 static int extract(int fd, const char *name, const struct cvm_extract_opts *o, int dirfd,
 		   struct cvm_extract *x, const struct hooks *h)
 {
-	struct cvm_archive_opts ao = { o->jobs, o->memlimit };
+	struct cvm_archive_opts ao = { o->jobs, o->memlimit, h->gate, h->arg };
 	struct cvm_archive *ar = NULL;
 	struct cvm_entry e;
 	unsigned char *buf = NULL;
@@ -351,7 +353,7 @@ int cvm_extract_run(int fd, const char *name, const struct cvm_extract_opts *o, 
 		    struct cvm_extract *x)
 {
 	struct bar b = { .last = 0 };
-	struct hooks h = { bar_progress, NULL, fault_extracting, &b };
+	struct hooks h = { bar_progress, NULL, fault_extracting, &b, NULL };
 	int r;
 
 	note_staging(dirfd);
@@ -365,7 +367,7 @@ int cvm_extract_run(int fd, const char *name, const struct cvm_extract_opts *o, 
 int cvm_extract_fd(int fd, const char *name, uint64_t archive_size, uint64_t max_bytes,
 		   int dirfd, struct cvm_extract *x)
 {
-	struct cvm_extract_opts o = { archive_size, max_bytes, 1, 0 };
+	struct cvm_extract_opts o = { archive_size, max_bytes, 1, 0, false };
 
 	return cvm_extract_run(fd, name, &o, dirfd, x);
 }
@@ -382,6 +384,9 @@ enum { MAX_REPORT = 64 << 20, MAX_STRING = 64 << 10 };
 
 struct shared {
 	uint64_t pos;		/* progress, written by the child */
+	/* follow mode: bytes of the archive the child may read, and whether that is all */
+	uint64_t avail;
+	uint32_t complete;
 };
 
 struct cvm_extract_child {
@@ -504,6 +509,35 @@ static void child_progress(void *arg, uint64_t pos)
 	__atomic_store_n(&c->sh->pos, pos, __ATOMIC_RELAXED);
 }
 
+/*
+ * Follow mode: the child reads only bytes the parent has hashed, and waits
+ * for more. The parent raises avail as they arrive and sets complete (after
+ * the last avail) once the archive's hash matched; a mismatch kills the child.
+ */
+static ssize_t child_gate(void *arg, uint64_t off, size_t want)
+{
+	struct child_ctx *c = arg;
+	const struct timespec nap = { 0, 1000000 };
+
+	for (;;) {
+		bool complete = __atomic_load_n(&c->sh->complete, __ATOMIC_ACQUIRE);
+		uint64_t avail = __atomic_load_n(&c->sh->avail, __ATOMIC_ACQUIRE);
+
+		if (off < avail)
+			return (ssize_t)(avail - off < want ? avail - off : want);
+		if (complete)
+			return 0;
+		nanosleep(&nap, NULL);
+	}
+}
+
+void cvm_extract_child_avail(struct cvm_extract_child *c, uint64_t avail, bool complete)
+{
+	__atomic_store_n(&c->sh->avail, avail, __ATOMIC_RELEASE);
+	if (complete)
+		__atomic_store_n(&c->sh->complete, 1, __ATOMIC_RELEASE);
+}
+
 static void child_result(struct child_ctx *c, int code, bool unconfined, const struct cvm_extract *x)
 {
 	const char *why = cvm_err_first();
@@ -591,7 +625,7 @@ static void child_main(int fd, const char *name, const struct cvm_extract_opts *
 		       int wfd, struct shared *sh, pid_t parent)
 {
 	struct child_ctx c = { wfd, sh, true };
-	struct hooks h = { child_progress, child_first, child_file, &c };
+	struct hooks h = { child_progress, child_first, child_file, &c, o->follow ? child_gate : NULL };
 	struct cvm_extract x = { 0 };
 	int keep[3] = { fd, dirfd, wfd };
 	int r;

@@ -29,7 +29,10 @@ struct xfer {
 	int error;			/* -errno from a write */
 	struct cvm_progress pr;
 	CURL *curl;
+	const struct cvm_fetch_hooks *hooks;	/* never NULL (no_hooks) */
 };
+
+static const struct cvm_fetch_hooks no_hooks;
 
 /*
  * libcurl is loaded when the first download starts, not linked: a `use`,
@@ -99,6 +102,8 @@ bool cvm_fetch_supported(const char *url)
 /* Starts the .part over: truncated, hash reset. */
 static int restart(struct xfer *x)
 {
+	if (x->hooks->restarted)
+		x->hooks->restarted(x->hooks->arg);
 	cvm_sha256_free(x->sha);
 	x->sha = cvm_sha256_new();
 	x->have = 0;
@@ -138,6 +143,8 @@ static size_t on_data(char *buf, size_t sz, size_t n, void *arg)
 		return 0;
 	}
 	x->have += len;
+	if (x->hooks->hashed)
+		x->hooks->hashed(x->hooks->arg, x->have);
 	cvm_progress_add(&x->pr, len);
 	cvm_fault("fetch-receiving");
 	return len;
@@ -218,7 +225,7 @@ static int one_request(struct xfer *x, const char *url, const struct cvm_fetch_o
 int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const char *sha256,
 	      const struct cvm_fetch_opts *o)
 {
-	struct xfer x = { .fd = -1 };
+	struct xfer x = { .fd = -1, .hooks = o->hooks ? o->hooks : &no_hooks };
 	char part[512], err[CURL_ERROR_SIZE], hex[CVM_SHA256_HEX];
 	uint8_t d[CVM_SHA256_LEN];
 	int tries = o->retries >= 0 ? o->retries : 4, r = 0, fd;
@@ -248,6 +255,11 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 	/* A .part as long as the file or longer cannot be resumed: start over. */
 	if (size && x.have >= size && x.have != size)
 		r = restart(&x);
+	if (r == 0 && x.hooks->opened) {
+		x.hooks->opened(x.hooks->arg, x.fd);
+		if (x.hooks->hashed && x.have)
+			x.hooks->hashed(x.hooks->arg, x.have);
+	}
 	if (x.have)
 		cvm_info("resuming the download of %s after %llu bytes", name,
 			 (unsigned long long)x.have);

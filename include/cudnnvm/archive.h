@@ -35,6 +35,15 @@ struct cvm_archive;
 struct cvm_archive_opts {
 	unsigned threads;	/* xz decoder threads at most; 0 or 1: one */
 	uint64_t memlimit;	/* memory the xz threads may take; 0: xz.h's default */
+	/*
+	 * Following a file that is still being written (a download): every read
+	 * first asks gate how many bytes from off may be read now; it waits as
+	 * long as it must and returns that number (> 0), 0 at the end, or
+	 * -errno. Reads are sequential, so the parallel xz decoder (which reads
+	 * the index at the end first) is not used: libarchive's own filters are.
+	 */
+	ssize_t (*gate)(void *arg, uint64_t off, size_t want);
+	void *gate_arg;
 };
 
 /*

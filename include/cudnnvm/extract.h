@@ -35,6 +35,8 @@ struct cvm_extract_opts {
 	uint64_t max_bytes;		/* more file data is a decompression bomb: -CVM_E_UNSAFE */
 	unsigned jobs;			/* xz decoder threads at most (0: one) */
 	uint64_t memlimit;		/* for those threads; 0: xz.h's default */
+	bool follow;			/* cvm_extract_spawn only: fd is still being written;
+					 * the child reads what cvm_extract_child_avail allows */
 };
 
 /*
@@ -58,6 +60,13 @@ struct cvm_extract_child;
  */
 int cvm_extract_spawn(int fd, const char *name, const struct cvm_extract_opts *o, int dirfd,
 		      struct cvm_extract_child **out);
+
+/*
+ * Follow mode: the child may read the first avail bytes of fd (they are
+ * hashed and will not change); complete: that is the whole archive, and its
+ * hash matched. Never blocks.
+ */
+void cvm_extract_child_avail(struct cvm_extract_child *c, uint64_t avail, bool complete);
 
 /* Archive bytes the child has decoded so far (for progress; never blocks). */
 uint64_t cvm_extract_child_position(struct cvm_extract_child *c);

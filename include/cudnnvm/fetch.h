@@ -10,10 +10,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/*
+ * For a caller that works on the download while it arrives (install's
+ * pipelined decode): told about every byte the SHA-256 covers, in order.
+ * All may be NULL.
+ */
+struct cvm_fetch_hooks {
+	void *arg;
+	/* The .part is open as fd (read-write; callee may reopen it read-only). */
+	void (*opened)(void *arg, int fd);
+	/* The first total bytes of the .part are written and hashed: they do not
+	 * change again, unless restarted() comes first. */
+	void (*hashed)(void *arg, uint64_t total);
+	/* The .part was emptied: its bytes are about to be written again. */
+	void (*restarted)(void *arg);
+};
+
 struct cvm_fetch_opts {
 	long connect_timeout_s;		/* 0: 30 s */
 	long low_speed_time_s;		/* abort below 1 KiB/s for this long; 0: 60 s */
 	int retries;			/* transient errors (timeouts, 5xx, resets); < 0: 4 */
+	const struct cvm_fetch_hooks *hooks;	/* or NULL */
 };
 
 /*

@@ -1,0 +1,121 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Pipelined install from the network: the confined child decodes the
+# download while it arrives (shown by a server that holds back the end of the
+# archive until the test has seen extracted files in staging), and still
+# only verified bytes reach versions/: a corrupted byte at the end kills the
+# decode and leaves nothing (no version, no staging, nothing cached), a cut
+# connection resumes, a server that ignores Range restarts the decode after
+# the download, a .part left by an earlier run is decoded from its start.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+MAN=$TEST_TMP/manifests
+A8=$(mkcudnn 8.9.7.29 11 --manifest "$MAN")
+ID8=$(id_of 8.9.7.29 11)
+N8=$(basename "$A8")
+MIR=$TEST_TMP/mirror
+mkdir -p "$MIR/cudnn/linux-x86_64"
+cp "$A8" "$MIR/cudnn/linux-x86_64/"
+PORTFILE=$TEST_TMP/port
+python3 "$FIXTURES/httpd.py" "$MIR" "$PORTFILE" 600 &
+CVM_BG_PIDS+=("$!")
+URL=
+wait_state() { # CMD...: polls CMD until true; false after 600 s (a guard against a hang only)
+	local end=$((SECONDS + 600))
+	until "$@"; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+}
+wait_state test -s "$PORTFILE" || { not_ok "the test mirror starts"; finish; }
+URL=http://127.0.0.1:$(cat "$PORTFILE")
+mode() { echo "$1" >"$MIR/.mode"; : >"$MIR/.log"; rm -f "$MIR/.go"; }
+staged_files() { find "$STORE/.staging" -type f 2>/dev/null | grep -q .; }
+
+new_root
+
+# 1. the decode runs during the download
+mode hold
+cvm_bg hold -v --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
+if wait_state staged_files; then
+	ok "files are extracted into staging while the end of the archive is still held back"
+else
+	not_ok "files are extracted into staging while the end of the archive is still held back"
+fi
+check "nothing is in versions/ before the download is complete" test -z "$(versions)"
+touch "$MIR/.go"
+wait "${CVM_BG_PIDS[-1]}"
+bg_result hold
+assert_rc 0 "the pipelined install exits 0"
+assert_err_contains "decoding the download as it arrives" "-v says the download is decoded as it arrives"
+assert_versions "$ID8" "the version is installed"
+cvm verify "$ID8"
+assert_rc 0 "and verifies"
+assert_file "$STORE/cache/$N8" "the archive is in the cache"
+assert_store_clean "no staging is left"
+
+# 2. a corrupted byte at the end: the decode is killed, nothing is left
+new_root
+cp "$A8" "$MIR/cudnn/linux-x86_64/$N8"
+flip_byte "$MIR/cudnn/linux-x86_64/$N8" $(($(stat -c %s "$A8") - 3))
+mode hold
+cvm_bg bad -v --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
+wait_state staged_files && ok "corrupt end: the decode started before the end arrived" ||
+	not_ok "corrupt end: the decode started before the end arrived"
+touch "$MIR/.go"
+wait "${CVM_BG_PIDS[-1]}"
+bg_result bad
+assert_rc 3 "corrupt end: exit 3"
+assert_err_contains "SHA-256 mismatch" "corrupt end: the message says the hash differs"
+assert_versions "" "corrupt end: no version"
+assert_store_clean "corrupt end: no staging left"
+assert_absent "$STORE/cache/$N8" "corrupt end: nothing cached"
+assert_absent "$STORE/cache/$N8.part" "corrupt end: no .part kept"
+cp "$A8" "$MIR/cudnn/linux-x86_64/$N8"
+
+# 3. a cut connection: resumed with Range, the decode goes on
+new_root
+mode cut
+cvm -v --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
+assert_rc 0 "a cut download resumes and installs"
+assert_err_contains "decoding the download as it arrives" "cut: the download was decoded as it arrived"
+check "cut: the second request asked for a Range" grep -q "Range\|bytes=" "$MIR/.log"
+assert_versions "$ID8" "cut: the version is installed"
+cvm verify "$ID8"
+assert_rc 0 "cut: and verifies"
+
+# 4. a server that ignores Range: the download starts over, so does the decode
+new_root
+mkdir -p "$STORE/cache"
+head -c $(($(stat -c %s "$A8") / 2)) "$A8" >"$STORE/cache/$N8.part"
+mode norange
+cvm -v --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
+assert_rc 0 "a server that ignores Range: installs"
+assert_err_contains "starts over" "norange: -v says the decode started over with the download"
+assert_versions "$ID8" "norange: the version is installed"
+cvm verify "$ID8"
+assert_rc 0 "norange: and verifies"
+assert_store_clean "norange: no staging left"
+
+# 5. a .part left by an earlier run: resumed, decoded from its start
+new_root
+mkdir -p "$STORE/cache"
+head -c $(($(stat -c %s "$A8") / 2)) "$A8" >"$STORE/cache/$N8.part"
+mode range
+cvm -v --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
+assert_rc 0 "a resumed .part installs"
+assert_output_contains "resuming the download" "resumed: it says the download resumed"
+assert_err_contains "decoding the download as it arrives" "resumed: decoded as it arrived"
+check "resumed: the request asked for the rest only" grep -q "bytes=$(($(stat -c %s "$A8") / 2))-" "$MIR/.log"
+cvm verify "$ID8"
+assert_rc 0 "resumed: and verifies"
+
+# 6. --verify-first keeps today's order: no decode before the download is verified
+new_root
+mode range
+cvm -v --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8 --verify-first
+assert_rc 0 "--verify-first installs"
+assert_output_lacks() { if grep -qF "$1" "$CVM_ERRF" "$CVM_OUTF"; then not_ok "$2"; else ok "$2"; fi; }
+assert_output_lacks "decoding the download as it arrives" "--verify-first: no decode during the download"
+finish
