@@ -42,6 +42,9 @@ static const struct command commands[] = {
 	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE, "the GPU smoke test of what programs load now" },
 	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE, "every cuDNN copy, which one loads, and what is wrong" },
 	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found" },
+	{ "which", cvm_cmd_which, CVM_CMD_STORE, "the cuDNN library a toolkit's programs load, and why" },
+	{ "prefix", cvm_cmd_prefix, CVM_CMD_STORE, "the folder of an installed version" },
+	{ "modulefiles", cvm_cmd_modulefiles, CVM_CMD_STORE, "write Lmod/Tcl modulefiles of the installed versions" },
 };
 
 static void usage(FILE *f)
