@@ -47,11 +47,10 @@ struct gen {
 	cvm_json *jwritten, *jremoved;
 };
 
-/*
- * Whether name in DIR/cudnn is a file cudnnvm wrote: 1 yes, 0 absent,
- * -CVM_E_CONFLICT for anything else (printed).
- */
-static int ours(const struct gen *g, const char *name)
+/* What name in DIR/cudnn is: OURS, ABSENT, THEIRS (a file without our mark, a link ...), or -errno. */
+enum { ABSENT, OURS, THEIRS };
+
+static int classify(const struct gen *g, const char *name)
 {
 	char buf[512], *nl;
 	struct stat st;
@@ -59,43 +58,39 @@ static int ours(const struct gen *g, const char *name)
 	int fd, r;
 
 	if (fstatat(g->cfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-		return errno == ENOENT ? 0 : cvm_err(-errno, "cannot read '%s/cudnn/%s': %s",
-						   cvm_safe(g->dir), cvm_safe(name), strerror(errno));
+		return errno == ENOENT ? ABSENT : -errno;
 	if (!S_ISREG(st.st_mode))
-		goto theirs;
+		return THEIRS;
 	fd = openat(g->cfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (fd < 0)
-		return cvm_err(-errno, "cannot open '%s/cudnn/%s': %s", cvm_safe(g->dir),
-			       cvm_safe(name), strerror(errno));
+		return -errno;
 	n = read(fd, buf, sizeof(buf) - 1);
 	r = errno;
 	close(fd);
 	if (n < 0)
-		return cvm_err(-r, "cannot read '%s/cudnn/%s': %s", cvm_safe(g->dir), cvm_safe(name),
-			       strerror(r));
+		return -r;
 	buf[n] = '\0';
 	if (!strncmp(buf, "-- " MARK, strlen("-- " MARK)))
-		return 1;
+		return OURS;
 	nl = strchr(buf, '\n');
 	if (!strncmp(buf, "#%Module", 8) && nl && !strncmp(nl + 1, "# " MARK, strlen("# " MARK)))
-		return 1;
-theirs:
-	return cvm_err(-CVM_E_CONFLICT, "'%s/cudnn/%s' was not written by cudnnvm: it is left alone "
-		       "(move it away to have cudnnvm write it)", cvm_safe(g->dir), cvm_safe(name));
+		return OURS;
+	return THEIRS;
 }
 
-/* Like ours(), quietly: for the sweep of stale files. */
-static bool ours_quiet(const struct gen *g, const char *name)
+/* 0 when name may be written (ours or absent), else the error, printed. */
+static int writable(const struct gen *g, const char *name)
 {
-	int saved = cvm_out.verbosity, r;
-	struct stat st;
+	int r = classify(g, name);
 
-	if (fstatat(g->cfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-		return false;
-	cvm_out.verbosity = -1;
-	r = ours(g, name);
-	cvm_out.verbosity = saved;
-	return r == 1;
+	if (r < 0)
+		return cvm_err(r, "cannot read '%s/cudnn/%s': %s", cvm_safe(g->dir), cvm_safe(name),
+			       strerror(-r));
+	if (r == THEIRS)
+		return cvm_err(-CVM_E_CONFLICT, "'%s/cudnn/%s' was not written by cudnnvm: it is left "
+			       "alone (move it away to have cudnnvm write it)", cvm_safe(g->dir),
+			       cvm_safe(name));
+	return 0;
 }
 
 /* A string for the file's language, in double quotes; control characters are refused. */
@@ -319,7 +314,7 @@ static int sweep(struct gen *g, size_t *removed)
 		/* Another run's temporary file is its own to rename or remove. */
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
 		    !strcmp(e->d_name, DEFAULT_FILE) || strstr(e->d_name, ".tmp.") ||
-		    wanted(g, e->d_name) || !ours_quiet(g, e->d_name))
+		    wanted(g, e->d_name) || classify(g, e->d_name) != OURS)
 			continue;
 		r = remove_one(g, e->d_name);
 		if (r == 0)
@@ -336,7 +331,7 @@ static void current_default(const struct gen *g, char *out, size_t len)
 	size_t n;
 
 	out[0] = '\0';
-	if (!ours_quiet(g, DEFAULT_FILE) ||
+	if (classify(g, DEFAULT_FILE) != OURS ||
 	    cvm_read_file_at(g->cfd, DEFAULT_FILE, 4096, &text, &n) < 0)
 		return;
 	p = strstr(text, "ModulesVersion \"");
@@ -469,12 +464,12 @@ static int generate(struct cvm_ctx *ctx, const char *dir, bool tcl, const char *
 	}
 	/* Everything is checked and rendered before the first write: a refusal changes nothing. */
 	for (size_t i = 0; i < g.nids && r == 0; i++) {
-		r = ours(&g, g.names[i]);
-		if (r >= 0)
+		r = writable(&g, g.names[i]);
+		if (r == 0)
 			r = render(&g, g.ids[i], &t[i]);
 	}
-	if (r == 0 && def_spec && (r = ours(&g, DEFAULT_FILE)) > 0)
-		r = 0;
+	if (r == 0 && def_spec)
+		r = writable(&g, DEFAULT_FILE);
 	if (r < 0)
 		goto out;
 	if (cvm_out.json && !quiet) {

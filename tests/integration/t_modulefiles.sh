@@ -68,6 +68,7 @@ check "the CUDA 11 version names no cuda module (there is none of major 11)" bas
 check "the admin's own file is untouched" cmp -s "$TEST_TMP/mine.orig" "$MF/cudnn/mine.lua"
 assert_absent "$MF/cudnn/.version" "no default without --default"
 check "no temporary file left" test -z "$(find "$MF" -name '*.tmp.*')"
+check "next to the admin's own file: nothing on stderr" test ! -s "$CVM_ERRF"
 
 cvm --json modulefiles "$MF"
 assert_rc 0 "modulefiles --json: exit 0"
@@ -140,6 +141,7 @@ assert_file "$MF/cudnn/$N8.lua" "... and keeps the other's"
 check "the admin's own file is still untouched" cmp -s "$TEST_TMP/mine.orig" "$MF/cudnn/mine.lua"
 inst 9.1.0.70 12.4
 assert_file "$MF/cudnn/9.1.0.70-cuda12.lua" "install writes the new version's modulefile"
+check "... and prints no error or warning" bash -c "! grep -Eq 'error|warning' '$CVM_ERRF'"
 inst 8.9.6.50 11.8
 assert_file "$MF/cudnn/8.9.6.50-cuda11.lua" "a second install writes its modulefile too"
 check "the default stays $N8" grep -q "ModulesVersion \"$N8\"" "$MF/cudnn/.version"
@@ -153,6 +155,7 @@ sed -e 's/8.9.6.50/7.6.5.32/g' "$MF/cudnn/8.9.6.50-cuda11.lua" >"$MF/cudnn/7.6.5
 cvm modulefiles "$MF"
 assert_rc 0 "modulefiles with a stale file of ours: exit 0"
 assert_absent "$MF/cudnn/7.6.5.32-cuda10.lua" "the stale file of ours is removed"
+check "the sweep prints nothing on stderr" test ! -s "$CVM_ERRF"
 check "the admin's own file survives the sweep" cmp -s "$TEST_TMP/mine.orig" "$MF/cudnn/mine.lua"
 printf 'whatis("hand-made")\n' >"$MF/cudnn/8.9.7.29-cuda11.lua"
 inst 8.9.7.29 11.8
