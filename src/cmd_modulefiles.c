@@ -94,8 +94,9 @@ static int writable(const struct gen *g, const char *name)
 }
 
 /* A string for the file's language, in double quotes; control characters are refused. */
-static int quote(const struct gen *g, const char *s, char *buf, size_t len)
+static int quote(const struct gen *g, const char *str, char *buf, size_t len)
 {
+	const char *s = str;
 	size_t o = 0;
 
 	if (len < 3)
@@ -104,7 +105,7 @@ static int quote(const struct gen *g, const char *s, char *buf, size_t len)
 	for (; *s; s++) {
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			return cvm_err(-CVM_E_USAGE, "'%s' holds a control character: it cannot be "
-				       "written into a modulefile", cvm_safe(s));
+				       "written into a modulefile", cvm_safe(str));
 		if (*s == '\\' || *s == '"' || (g->tcl && (*s == '$' || *s == '[' || *s == ']'))) {
 			if (o + 1 >= len - 2)
 				return -ENAMETOOLONG;
@@ -234,10 +235,11 @@ static int render(const struct gen *g, const char *id, struct text *t)
 		}
 		if (r == 0)
 			r = add(t, "set root %s\n"
-			     "setenv CUDNN_PATH $root\nsetenv CUDNN_HOME $root\nsetenv CUDNN_ROOT $root\n"
-			     "prepend-path LD_LIBRARY_PATH $root/lib\n"
-			     "prepend-path LIBRARY_PATH $root/lib\n"
-			     "prepend-path CPATH $root/include\n", q);
+				"setenv CUDNN_PATH $root\nsetenv CUDNN_HOME $root\n"
+				"setenv CUDNN_ROOT $root\n"
+				"prepend-path LD_LIBRARY_PATH $root/lib\n"
+				"prepend-path LIBRARY_PATH $root/lib\n"
+				"prepend-path CPATH $root/include\n", q);
 		return r;
 	}
 	r = add(t, "whatis(\"Name: cuDNN\")\nwhatis(\"Version: %s\")\nwhatis(\"CUDA: %d\")\n"
@@ -256,11 +258,11 @@ static int render(const struct gen *g, const char *id, struct text *t)
 	}
 	if (r == 0)
 		r = add(t, "local root = %s\n"
-		     "setenv(\"CUDNN_PATH\", root)\nsetenv(\"CUDNN_HOME\", root)\n"
-		     "setenv(\"CUDNN_ROOT\", root)\n"
-		     "prepend_path(\"LD_LIBRARY_PATH\", pathJoin(root, \"lib\"))\n"
-		     "prepend_path(\"LIBRARY_PATH\", pathJoin(root, \"lib\"))\n"
-		     "prepend_path(\"CPATH\", pathJoin(root, \"include\"))\n", q);
+			"setenv(\"CUDNN_PATH\", root)\nsetenv(\"CUDNN_HOME\", root)\n"
+			"setenv(\"CUDNN_ROOT\", root)\n"
+			"prepend_path(\"LD_LIBRARY_PATH\", pathJoin(root, \"lib\"))\n"
+			"prepend_path(\"LIBRARY_PATH\", pathJoin(root, \"lib\"))\n"
+			"prepend_path(\"CPATH\", pathJoin(root, \"include\"))\n", q);
 	return r;
 }
 
@@ -435,9 +437,8 @@ static int list_ids(struct gen *g)
 		g->names[k] = strdup(name);
 		if (!g->names[k])
 			return -ENOMEM;
-		k++;
+		g->nids = ++k;
 	}
-	g->nids = k;
 	return 0;
 }
 

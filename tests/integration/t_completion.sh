@@ -136,19 +136,58 @@ comp --root "$F/" use ""
 check "a --root without a store: no error on the terminal" test ! -s "$TEST_TMP/comp.err"
 
 # ------------------------------------- zsh and fish
+mkdir -p "$TEST_TMP/fbin"
+ln -sf "$CUDNNVM" "$TEST_TMP/fbin/cudnnvm"
 if command -v zsh >/dev/null 2>&1; then
 	if r=$(zsh -n "$PKG/_cudnnvm" 2>&1); then ok "zsh -n packaging/_cudnnvm"; else not_ok "zsh -n packaging/_cudnnvm" "$r"; fi
 	check "the zsh file starts with #compdef cudnnvm" test "$(head -n 1 "$PKG/_cudnnvm")" = "#compdef cudnnvm"
 	missing=
 	for c in $cmds; do grep -q "^[[:space:]]*'$c:" "$PKG/_cudnnvm" || missing="$missing $c"; done
 	if [ -z "$missing" ]; then ok "zsh lists every command"; else not_ok "zsh lists every command" "missing:$missing"; fi
+	# Real completion: an interactive zsh on a pty (zsh/zpty) with compinit and
+	# packaging/ on fpath; for each line, TAB, then a widget that writes the
+	# buffer to a file and a marker to the terminal, which is waited for.
+	cat >"$TEST_TMP/zcomp.zsh" <<'EOF_ZSH'
+zmodload zsh/zpty || exit 3
+fdir=$1 outf=$2
+shift 2
+: >$outf
+zpty -b z zsh -f -i
+zpty -w z "PS1='' PROMPT='' RPROMPT=''; fpath=($fdir \$fpath); autoload -Uz compinit; compinit -u -D; unsetopt beep"
+zpty -w z 'showbuf() { print -r -- "$BUFFER" >>'$outf'; BUFFER=; print -n "cvm""done" >/dev/tty; }; zle -N showbuf; bindkey "^T" showbuf; echo cvm""ready'
+zpty -r z l '*cvmready*'
+for line; do
+	zpty -w -n z "$line"$'\t\C-t'
+	zpty -r z l '*cvmdone*'
+done
+zpty -d z
+EOF_ZSH
+	zlines=("cudnnvm modulef" "cudnnvm prefi" "cudnnvm modulefiles --format t" "cudnnvm env --shell fi"
+		"cudnnvm --root $ROOT use 9.1.1.17-c" "cudnnvm --root $ROOT uninstall 8.9.7.29-"
+		"cudnnvm --root $ROOT use --cuda 12" "cudnnvm --root $ROOT install 8.9.7.2"
+		"cudnnvm install --archive $F/a.t" "cudnnvm --root $F/su")
+	zwant=("cudnnvm modulefiles " "cudnnvm prefix " "cudnnvm modulefiles --format tcl " "cudnnvm env --shell fish "
+		"cudnnvm --root $ROOT use $ID911 " "cudnnvm --root $ROOT uninstall $ID897 "
+		"cudnnvm --root $ROOT use --cuda 12.4 " "cudnnvm --root $ROOT install 8.9.7.29 "
+		"cudnnvm install --archive $F/a.tar.xz " "cudnnvm --root $F/sub.d/")
+	PATH="$TEST_TMP/fbin:$PATH" timeout -k 5 120 zsh -f "$TEST_TMP/zcomp.zsh" "$PKG" "$TEST_TMP/zout" \
+		"${zlines[@]}" >/dev/null 2>"$TEST_TMP/zsh.err"
+	zrc=$?
+	if [ "$zrc" = 3 ]; then
+		skip "zsh: real completion" "zsh has no zsh/zpty module"
+	else
+		mapfile -t zgot <"$TEST_TMP/zout"
+		for i in "${!zlines[@]}"; do
+			if [ "${zgot[$i]-}" = "${zwant[$i]}" ]; then ok "zsh: '${zlines[$i]}<TAB>' gives '${zwant[$i]}'"; else
+				not_ok "zsh: '${zlines[$i]}<TAB>' gives '${zwant[$i]}'" "got '${zgot[$i]-<nothing>}' (zsh exit $zrc)" "$(head -n 3 "$TEST_TMP/zsh.err")"
+			fi
+		done
+	fi
 else
 	skip "zsh completion" "zsh is not installed (Debian: apt-get install zsh)"
 fi
 if command -v fish >/dev/null 2>&1; then
 	if r=$(fish -n "$PKG/cudnnvm.fish" 2>&1); then ok "fish -n packaging/cudnnvm.fish"; else not_ok "fish -n packaging/cudnnvm.fish" "$r"; fi
-	mkdir -p "$TEST_TMP/fbin"
-	ln -sf "$CUDNNVM" "$TEST_TMP/fbin/cudnnvm"
 	# fcomp LINE: what fish completes (candidates only) in $C.
 	fcomp() {
 		C=$(PATH="$TEST_TMP/fbin:$PATH" XDG_CONFIG_HOME=$TEST_TMP/fcfg XDG_DATA_HOME=$TEST_TMP/fdata \
