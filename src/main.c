@@ -53,7 +53,7 @@ static void usage(FILE *f)
 		"usage: cudnnvm [--root DIR] [--store DIR] [--manifests DIR] [--json] [-q|-v]\n"
 		"               [--no-wait | --lock-timeout SEC] COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nexit codes: 0 ok, 1 failure, 2 usage, 3 integrity, 4 smoke test, "
 		   "5 locked, 77 GPU part skipped\n");
 }

@@ -19,6 +19,9 @@ mkdir -p "$MF/cuda" "$MF/cudnn"
 # A CUDA module of the admin's, and one of their own files next to ours.
 printf 'setenv("CUDA_HOME", "/usr/local/cuda-12.4")\n' >"$MF/cuda/12.4.lua"
 printf -- '-- the admin'"'"'s own\nsetenv("CUDNN_MINE", "1")\n' >"$MF/cudnn/mine.lua"
+# A cuDNN module of another name in the same family (a vendor's, say).
+mkdir -p "$MF/vendor-cudnn"
+printf 'family("cudnn")\nsetenv("VENDOR_CUDNN", "1")\n' >"$MF/vendor-cudnn/1.0.lua"
 cp "$MF/cudnn/mine.lua" "$TEST_TMP/mine.orig"
 
 # ------------------------------------------------------------ bad input
@@ -32,6 +35,8 @@ cvm modulefiles "$TEST_TMP/nowhere"
 assert_rc 1 "a missing DIR: exit 1"
 assert_err_contains "cannot open '$TEST_TMP/nowhere': No such file or directory" "a missing DIR: named, with the reason"
 assert_absent "$TEST_TMP/nowhere" "a missing DIR is not created"
+cvm --json modulefiles "$TEST_TMP/nowhere"
+assert_rc 1 "--json with a missing DIR: exit 1 (and the error document, checked by lib.sh)"
 snapshot "$MF" >"$TEST_TMP/mf.before"
 cvm modulefiles "$MF" --default 7.1
 assert_rc 1 "--default of a version not installed: exit 1"
@@ -115,6 +120,10 @@ else
 	check "... CPATH holds only $N9's include/" has_line "CPATH=$P9/include"
 	check "... it loaded the cuda/12.4 module it depends on" has_line "CUDA_HOME=/usr/local/cuda-12.4"
 	check "... one cudnn module is loaded" test "$(printf '%s\n' "$LM" | grep -c '^cudnn/')" = 1
+
+	lmod_run "module load vendor-cudnn/1.0 && module load cudnn/$N8 && echo VENDOR_CUDNN=\${VENDOR_CUDNN-<unset>} && module -t list 2>&1"
+	check "family(\"cudnn\"): loading cudnn/$N8 swaps out vendor-cudnn of the same family" has_line "VENDOR_CUDNN=<unset>"
+	check "... and only cudnn/$N8 is loaded" bash -c "printf '%s\n' \"\$1\" | grep -qx 'cudnn/$N8' && ! printf '%s\n' \"\$1\" | grep -q '^vendor-cudnn'" _ "$LM"
 
 	lmod_run "module load cudnn/$N9 && module unload cudnn && $VARS"
 	check "module unload cudnn clears CUDNN_PATH" has_line "CUDNN_PATH=<unset>"
