@@ -24,6 +24,7 @@
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
+#include "cudnnvm/lock.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/store.h"
@@ -38,7 +39,7 @@ struct gen {
 	struct cvm_ctx *ctx;
 	const char *dir;		/* DIR (host path), for messages */
 	bool tcl;
-	int dfd, cfd;			/* DIR, DIR/cudnn */
+	int dfd, cfd;			/* DIR, DIR/cudnn (flock'd) */
 	char **ids;			/* the installed ids of this platform, newest first */
 	size_t nids, nall;
 	char **names;			/* the modulefile name of each id */
@@ -342,27 +343,14 @@ static void current_default(const struct gen *g, char *out, size_t len)
 	free(text);
 }
 
-/* The default: --default SPEC (an id or version the store resolves), else what is there. */
-static int set_default(struct gen *g, const char *spec, char *chosen, size_t len)
+/* The module name ("9.1.1.17-cuda12") that --default SPEC (a version or an id) means. */
+static int resolve_default(struct cvm_ctx *ctx, const char *spec, char *chosen, size_t len)
 {
-	char cur[160], ver[64], plat[64], **m = NULL;
+	char ver[64], plat[64], **m = NULL;
 	size_t n = 0;
 	int major, r;
 
-	chosen[0] = '\0';
-	if (!spec) {
-		current_default(g, cur, sizeof(cur));
-		for (size_t i = 0; i < g->nids && *cur; i++) {
-			size_t l = strlen(cur);
-			if (!strncmp(g->names[i], cur, l) && (!g->names[i][l] ||
-							      !strcmp(g->names[i] + l, ".lua")))
-				return cvm_fmt(chosen, len, "%s", cur);
-		}
-		/* What it named is gone: the default goes with it. */
-		return *cur ? remove_one(g, DEFAULT_FILE) : 0;
-	}
-	r = g->ctx->store_open ? cvm_store_match(&g->ctx->store, spec, 0, cvm_host_platform(), &m, &n)
-			       : 0;
+	r = ctx->store_open ? cvm_store_match(&ctx->store, spec, 0, cvm_host_platform(), &m, &n) : 0;
 	if (r == -CVM_E_VERSION)
 		return cvm_err(-CVM_E_USAGE, "--default '%s': neither a version nor an installed id",
 			       cvm_safe(spec));
@@ -376,6 +364,22 @@ static int set_default(struct gen *g, const char *spec, char *chosen, size_t len
 		r = cvm_fmt(chosen, len, "%s-cuda%d", ver, major);
 	cvm_strv_free(m, n);
 	return r;
+}
+
+/* Without --default: the default there stays while its version does, else it goes. */
+static int keep_default(struct gen *g, char *chosen, size_t len)
+{
+	char cur[160];
+
+	chosen[0] = '\0';
+	current_default(g, cur, sizeof(cur));
+	for (size_t i = 0; i < g->nids && *cur; i++) {
+		size_t l = strlen(cur);
+		if (!strncmp(g->names[i], cur, l) &&
+		    (!g->names[i][l] || !strcmp(g->names[i] + l, ".lua")))
+			return cvm_fmt(chosen, len, "%s", cur);
+	}
+	return *cur ? remove_one(g, DEFAULT_FILE) : 0;
 }
 
 static int write_default(struct gen *g, const char *name)
@@ -392,6 +396,7 @@ static int write_default(struct gen *g, const char *name)
 
 static int open_dirs(struct gen *g)
 {
+	char path[PATH_MAX];
 	int r;
 
 	g->dfd = open(g->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -405,7 +410,13 @@ static int open_dirs(struct gen *g)
 		return cvm_err(r, "cannot open '%s/cudnn': %s", cvm_safe(g->dir),
 			       r == -ELOOP || r == -ENOTDIR ? "not a folder" : strerror(-r));
 	}
-	return 0;
+	/*
+	 * One writer at a time, from reading the store to the sweep (flock on the
+	 * folder itself: no lock file among the modulefiles): an install's rewrite
+	 * then always comes after, or sees, what a concurrent run listed.
+	 */
+	r = cvm_fmt(path, sizeof(path), "%s/cudnn", g->dir);
+	return cvm_lock_take(g->cfd, r == 0 ? path : "cudnn", g->ctx->lock_timeout);
 }
 
 /* The installed ids of this platform, and their modulefile names. */
@@ -450,9 +461,13 @@ static int generate(struct cvm_ctx *ctx, const char *dir, bool tcl, const char *
 	char def[160] = "";
 	cvm_json *doc = NULL;
 	size_t removed = 0;
-	int r;
+	int r = 0;
 
-	r = open_dirs(&g);
+	/* Bad input is refused before anything is created. */
+	if (def_spec)
+		r = resolve_default(ctx, def_spec, def, sizeof(def));
+	if (r == 0)
+		r = open_dirs(&g);
 	if (r == 0)
 		r = list_ids(&g);
 	if (r < 0)
@@ -482,7 +497,8 @@ static int generate(struct cvm_ctx *ctx, const char *dir, bool tcl, const char *
 		cvm_json_set(doc, "written", g.jwritten);
 		cvm_json_set(doc, "removed", g.jremoved);
 	}
-	r = set_default(&g, def_spec, def, sizeof(def));
+	if (!def_spec)
+		r = keep_default(&g, def, sizeof(def));
 	for (size_t i = 0; i < g.nids && r == 0; i++)
 		r = write_one(&g, g.names[i], &t[i]);
 	if (r == 0 && def_spec)

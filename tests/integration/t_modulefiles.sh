@@ -37,6 +37,12 @@ assert_err_contains "cannot open '$TEST_TMP/nowhere': No such file or directory"
 assert_absent "$TEST_TMP/nowhere" "a missing DIR is not created"
 cvm --json modulefiles "$TEST_TMP/nowhere"
 assert_rc 1 "--json with a missing DIR: exit 1 (and the error document, checked by lib.sh)"
+cvm modulefiles "$TEST_TMP/fresh" --default 7.1
+assert_rc 1 "--default 7.1 into a folder that does not exist: exit 1"
+assert_absent "$TEST_TMP/fresh" "... and nothing is created"
+mkdir "$TEST_TMP/fresh"
+cvm modulefiles "$TEST_TMP/fresh" --default 7.1
+assert_absent "$TEST_TMP/fresh/cudnn" "--default 7.1 into an empty folder creates no cudnn/ in it"
 snapshot "$MF" >"$TEST_TMP/mf.before"
 cvm modulefiles "$MF" --default 7.1
 assert_rc 1 "--default of a version not installed: exit 1"
@@ -138,6 +144,22 @@ else
 	assert_file "$MF/cudnn/.version" "--default writes cudnn/.version"
 	lmod_run "module load cudnn && $VARS"
 	check "module load cudnn loads the default, $N8" has_line "CUDNN_PATH=$P8"
+fi
+
+# One writer at a time: the run waits for (or with --no-wait refuses) a lock on DIR/cudnn.
+if command -v flock >/dev/null 2>&1 && exec {lockfd}<"$MF/cudnn" && flock -n "$lockfd"; then
+	snapshot "$MF" >"$TEST_TMP/mf.before"
+	cvm --no-wait modulefiles "$MF"
+	assert_rc 5 "--no-wait while another process holds DIR/cudnn: exit 5"
+	assert_err_contains "$MF/cudnn" "... naming the folder locked"
+	snapshot "$MF" >"$TEST_TMP/mf.after"
+	assert_same_snapshot "$TEST_TMP/mf.before" "$TEST_TMP/mf.after" "... and writing nothing"
+	flock -u "$lockfd"
+	exec {lockfd}<&-
+	cvm --no-wait modulefiles "$MF"
+	assert_rc 0 "once the lock is free: exit 0"
+else
+	skip "the lock on DIR/cudnn" "flock(1) cannot lock a folder here"
 fi
 
 # ------------------------------------------- rewritten after install/uninstall
