@@ -357,9 +357,10 @@ static int resolve_default(struct cvm_ctx *ctx, const char *spec, char *chosen, 
 	if (r < 0)
 		return r;
 	if (!n)
-		return cvm_err(-CVM_E_NOTFOUND, "--default '%s': no such version is installed "
-			       "(see 'cudnnvm list')", cvm_safe(spec));
-	r = cvm_store_parse_id(m[0], ver, sizeof(ver), &major, plat, sizeof(plat));
+		r = cvm_err(-CVM_E_NOTFOUND, "--default '%s': no such version is installed "
+			    "(see 'cudnnvm list')", cvm_safe(spec));
+	else
+		r = cvm_store_parse_id(m[0], ver, sizeof(ver), &major, plat, sizeof(plat));
 	if (r == 0)
 		r = cvm_fmt(chosen, len, "%s-cuda%d", ver, major);
 	cvm_strv_free(m, n);
