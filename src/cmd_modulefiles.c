@@ -314,10 +314,10 @@ static int sweep(struct gen *g, size_t *removed)
 		return cvm_err(r, "cannot list '%s/cudnn': %s", cvm_safe(g->dir), strerror(-r));
 	}
 	while ((e = readdir(d)) && r == 0) {
-		/* Another run's temporary file is its own to rename or remove. */
+		/* Under the lock nobody else writes: a temporary file of ours is a crash's leftover. */
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
-		    !strcmp(e->d_name, DEFAULT_FILE) || strstr(e->d_name, ".tmp.") ||
-		    wanted(g, e->d_name) || classify(g, e->d_name) != OURS)
+		    !strcmp(e->d_name, DEFAULT_FILE) || wanted(g, e->d_name) ||
+		    classify(g, e->d_name) != OURS)
 			continue;
 		r = remove_one(g, e->d_name);
 		if (r == 0)

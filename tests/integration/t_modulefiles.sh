@@ -183,9 +183,11 @@ assert_absent "$MF/cudnn/.version" "the default that named it goes with it"
 # A stale file of ours whose version is gone is removed; a file in the way makes
 # the install warn, never fail.
 sed -e 's/8.9.6.50/7.6.5.32/g' "$MF/cudnn/8.9.6.50-cuda11.lua" >"$MF/cudnn/7.6.5.32-cuda10.lua"
+cp "$MF/cudnn/8.9.6.50-cuda11.lua" "$MF/cudnn/8.9.6.50-cuda11.lua.tmp.999999"
 cvm modulefiles "$MF"
 assert_rc 0 "modulefiles with a stale file of ours: exit 0"
 assert_absent "$MF/cudnn/7.6.5.32-cuda10.lua" "the stale file of ours is removed"
+assert_absent "$MF/cudnn/8.9.6.50-cuda11.lua.tmp.999999" "a temporary file of ours a crash left is removed"
 check "the sweep prints nothing on stderr" test ! -s "$CVM_ERRF"
 check "the admin's own file survives the sweep" cmp -s "$TEST_TMP/mine.orig" "$MF/cudnn/mine.lua"
 printf 'whatis("hand-made")\n' >"$MF/cudnn/8.9.7.29-cuda11.lua"
