@@ -133,3 +133,4 @@ clean:
 # Fragments owned by their folders: fuzz targets and benchmarks.
 -include tests/fuzz/fuzz.mk
 -include bench/bench.mk
+-include packaging/deb.mk

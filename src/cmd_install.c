@@ -825,6 +825,7 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 	if (r < 0)
 		goto out;
 	staged[0] = '\0';
+	cvm_modulefiles_refresh(ctx);
 	cvm_verbose("committed in %lld ms (one syncfs, then the rename)", cvm_now_ms() - t1);
 	r = report(ctx, &in, false);
 out:

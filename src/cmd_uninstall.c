@@ -169,6 +169,7 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 	r = cvm_store_remove(&ctx->store, ids[0]);
 	if (r < 0)
 		goto out;
+	cvm_modulefiles_refresh(ctx);
 	if (cvm_out.json) {
 		cvm_json *o = cvm_json_object();
 		cvm_json_set(o, "removed", cvm_json_string(ids[0]));

@@ -572,3 +572,88 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 	free(rp.c);
 	return rp.problems ? 1 : 0;
 }
+
+/* A found name of libcudnn.so.<major> in dir: fills the real file. */
+static bool which_try(const char *dir, int major, struct cvm_which *w)
+{
+	char lib[PATH_MAX];
+
+	return cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", dir, major) == 0 &&
+	       realpath(lib, w->library) && cvm_fmt(w->name, sizeof(w->name), "%s", lib) == 0;
+}
+
+int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w)
+{
+	struct report *rp = NULL;
+	char inner[PATH_MAX], res[PATH_MAX], libdir[PATH_MAX] = "", path[PATH_MAX], cuda[16];
+	char id[160], so[32], from[PATH_MAX], *text = NULL;
+	const char *ldp = getenv("LD_LIBRARY_PATH");
+	struct cvm_version v;
+	size_t len, sl;
+	int r = -CVM_E_NOTFOUND, m;
+
+	memset(w, 0, sizeof(*w));
+	cvm_toolkit_name(tk, cuda, sizeof(cuda));
+	for (const char *sub = "lib64"; sub; sub = strcmp(sub, "lib64") ? NULL : "lib")
+		if (cvm_fmt(inner, sizeof(inner), "%s/%s", tk->display, sub) == 0 &&
+		    cvm_resolve_in_root(ctx->root, inner, res, sizeof(res)) == 0) {
+			snprintf(libdir, sizeof(libdir), "%s%s", ctx->root, res);
+			break;
+		}
+	/* The major a program built with the toolkit binds to: its headers', else the active one's. */
+	if (cvm_fmt(path, sizeof(path), "%s/include/cudnn_version.h", tk->path) == 0 &&
+	    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) == 0) {
+		if (cvm_cudnn_header_version(text, len, &v) == 0)
+			w->major = (int)v.part[0];
+		free(text);
+	}
+	if (!w->major && ctx->store_open && cvm_active_get(&ctx->store, cuda, id, sizeof(id)) == 0 &&
+	    cvm_store_parse_id(id, path, sizeof(path), &m, so, sizeof(so)) == 0 &&
+	    cvm_version_parse(path, &v) == 0)
+		w->major = (int)v.part[0];
+	for (m = 9; m >= 7 && !w->major; m--)
+		if (*libdir && which_try(libdir, m, w))
+			w->major = m;
+	if (!w->major)
+		w->major = 9;
+	/* As doctor reasons: LD_LIBRARY_PATH, the toolkit's own folder, the loader cache. */
+	for (const char *p = ldp ? ldp : "", *q; *p; p = *q ? q + 1 : q) {
+		q = strchrnul(p, ':');
+		snprintf(path, sizeof(path), "%.*s", (int)(q - p), p);
+		if (*path && which_try(path, w->major, w)) {
+			w->why = "LD_LIBRARY_PATH";
+			goto found;
+		}
+	}
+	if (*libdir && which_try(libdir, w->major, w)) {
+		w->why = "toolkit lib64";
+		sl = ctx->store_open ? strlen(ctx->store.path) : 0;
+		if (sl && !strncmp(w->library, ctx->store.path, sl) && w->library[sl] == '/')
+			w->why = "active link";
+		goto found;
+	}
+	rp = calloc(1, sizeof(*rp));
+	if (!rp)
+		return -ENOMEM;
+	rp->ctx = ctx;
+	read_cache(rp);
+	snprintf(so, sizeof(so), "libcudnn.so.%d", w->major);
+	cache_dir(rp, so, from, sizeof(from));
+	if (*from && cvm_fmt(path, sizeof(path), "%s%s", ctx->root, from) == 0 &&
+	    which_try(path, w->major, w)) {
+		w->why = "loader cache";
+		goto found;
+	}
+	goto out;
+found:
+	/* The version it belongs to, when it is the store's. */
+	sl = ctx->store_open ? strlen(ctx->store.path) : 0;
+	if (sl && cvm_fmt(path, sizeof(path), "%s/versions/", ctx->store.path) == 0 &&
+	    !strncmp(w->library, path, strlen(path)))
+		snprintf(w->id, sizeof(w->id), "%.*s", (int)strcspn(w->library + strlen(path), "/"),
+			 w->library + strlen(path));
+	r = 0;
+out:
+	free(rp);
+	return r;
+}

@@ -43,6 +43,9 @@ static const struct command commands[] = {
 	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE, "every cuDNN copy, which one loads, and what is wrong" },
 	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found" },
 	{ "export", cvm_cmd_export, CVM_CMD_WRITE, "write an installed version as a store bundle" },
+	{ "which", cvm_cmd_which, CVM_CMD_STORE, "the cuDNN library a toolkit's programs load, and why" },
+	{ "prefix", cvm_cmd_prefix, CVM_CMD_STORE, "the folder of an installed version" },
+	{ "modulefiles", cvm_cmd_modulefiles, CVM_CMD_STORE, "write Lmod/Tcl modulefiles of the installed versions" },
 };
 
 static void usage(FILE *f)
@@ -51,7 +54,7 @@ static void usage(FILE *f)
 		"usage: cudnnvm [--root DIR] [--store DIR] [--manifests DIR] [--json] [-q|-v]\n"
 		"               [--no-wait | --lock-timeout SEC] COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\nexit codes: 0 ok, 1 failure, 2 usage, 3 integrity, 4 smoke test, "
 		   "5 locked, 77 GPU part skipped\n");
 }

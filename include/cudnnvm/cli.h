@@ -40,6 +40,16 @@ int cvm_cmd_doctor(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_cache(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_export(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_which(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_prefix(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_modulefiles(struct cvm_ctx *ctx, int argc, char **argv);
+
+/*
+ * After install and uninstall: rewrites the modulefiles when ROOT/etc/cudnnvm.conf
+ * names a folder ("modules = DIR", "modules_format = lua|tcl"). A failure is a
+ * warning: the store's change stands (cmd_modulefiles.c).
+ */
+void cvm_modulefiles_refresh(struct cvm_ctx *ctx);
 
 /* With --user, system activation is refused: -CVM_E_PERM (printed) or 0. */
 int cvm_cli_refuse_user(const struct cvm_ctx *ctx, const char *cmd);

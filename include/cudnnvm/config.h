@@ -4,7 +4,9 @@
 
 /*
  * ROOT/etc/cudnnvm.conf: "key = value" lines, "#" comments, blank lines.
- * Known keys: mirror. Unknown keys are ignored (a newer cudnnvm may know them).
+ * Known keys: mirror; modules, modules_format (the modulefiles tree rewritten after
+ * install and uninstall, cmd_modulefiles.c). Unknown keys are ignored (a newer
+ * cudnnvm may know them).
  */
 #include <stddef.h>
 

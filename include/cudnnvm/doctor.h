@@ -10,6 +10,7 @@
  */
 #include "cudnnvm/cli.h"
 #include "cudnnvm/json.h"
+#include "cudnnvm/toolkit.h"
 
 /* Prints the report (or fills json). 0 when clean, 1 when something needs fixing, or < 0. */
 int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json);
@@ -19,5 +20,23 @@ int cvm_doctor_parse_driver(const char *text, char *out, size_t len);
 
 /* The oldest Linux driver a build for cuda_major needs (cudnn-facts.md), or NULL. */
 const char *cvm_doctor_min_driver(int cuda_major);
+
+/* Which file a program using a toolkit loads, and why (cmd_which). */
+struct cvm_which {
+	int major;			/* of the soname looked for */
+	char name[4096];		/* the name the loader finds: DIR/libcudnn.so.<major> (host path) */
+	char library[4096];		/* what it resolves to (host path) */
+	const char *why;		/* "LD_LIBRARY_PATH", "active link", "toolkit lib64", "loader cache" */
+	char id[160];			/* the store version the file belongs to, or "" */
+};
+
+/*
+ * Fills w with the libcudnn.so.<major> a program built with tk loads, by the
+ * reasoning doctor reports: LD_LIBRARY_PATH first, then the toolkit's own lib
+ * folder (a managed link is the "active link"), then the root's loader cache.
+ * The major is the toolkit headers', else the active version's. 0, or
+ * -CVM_E_NOTFOUND when none is found, -ENOMEM; prints nothing.
+ */
+int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w);
 
 #endif

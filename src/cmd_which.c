@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * which: the cuDNN library file a program of a toolkit loads, and why (like
+ * `pyenv which`), by doctor's reasoning. A reader: never locks.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/cli.h"
+#include "cudnnvm/doctor.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/json.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/toolkit.h"
+
+/* The path as the user knows it (inside the root). */
+static const char *inside(const struct cvm_ctx *ctx, const char *host)
+{
+	size_t rl = strlen(ctx->root);
+
+	return rl && !strncmp(host, ctx->root, rl) && host[rl] == '/' ? host + rl : host;
+}
+
+static void explain(const struct cvm_ctx *ctx, const struct cvm_which *w, const char *cuda,
+		    char *buf, size_t len)
+{
+	const char *name = inside(ctx, w->name);
+
+	if (!strcmp(w->why, "LD_LIBRARY_PATH"))
+		snprintf(buf, len, "LD_LIBRARY_PATH comes first and holds %s", name);
+	else if (!strcmp(w->why, "active link"))
+		snprintf(buf, len, "%s is cudnnvm's link through %s/active/cuda-%s (%s)", name,
+			 ctx->store.display, cuda, *w->id ? w->id : "?");
+	else if (!strcmp(w->why, "toolkit lib64"))
+		snprintf(buf, len, "%s is the toolkit's own copy, not managed by cudnnvm "
+			 "(see 'cudnnvm adopt')", name);
+	else
+		snprintf(buf, len, "the loader cache (ldconfig) names %s", name);
+}
+
+int cvm_cmd_which(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	struct cvm_toolkit tk = { 0 };
+	struct cvm_which w;
+	const char *cuda_arg = NULL;
+	char cuda[16], reason[8400];
+	cvm_json *doc = NULL;
+	int c, r;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
+		if (cvm_cli_common_opt(c))
+			continue;
+		if (c == 'c') {
+			cuda_arg = optarg;
+			continue;
+		}
+		return cvm_usage_bad_option("which", argv);
+	}
+	if (optind != argc)
+		return cvm_usage("which", "unexpected argument '%s'", cvm_safe(argv[optind]));
+	r = cvm_toolkit_select(ctx->root, cuda_arg, &tk);
+	if (r < 0)
+		return r;
+	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
+	r = cvm_doctor_which(ctx, &tk, &w);
+	if (r == -CVM_E_NOTFOUND)
+		r = cvm_err(r, "a program using CUDA %s (%s) finds no libcudnn.so.%d: not on "
+			    "LD_LIBRARY_PATH, in the toolkit, or in the loader cache (see 'cudnnvm use')",
+			    cuda, cvm_safe(tk.display), w.major);
+	if (r < 0)
+		goto out;
+	explain(ctx, &w, cuda, reason, sizeof(reason));
+	if (!cvm_out.json) {
+		/* The file alone on the first line, even with -q, for "$(cudnnvm -q which)". */
+		printf("%s\n", cvm_safe(inside(ctx, w.library)));
+		cvm_info("  %s", cvm_safe(reason));
+		goto out;
+	}
+	doc = cvm_json_object();
+	if (!doc) {
+		r = -ENOMEM;
+		goto out;
+	}
+	cvm_json_set(doc, "cuda", cvm_json_string(cuda));
+	cvm_json_set(doc, "toolkit", cvm_json_string(tk.display));
+	cvm_json_set(doc, "library", cvm_json_string(inside(ctx, w.library)));
+	cvm_json_set(doc, "name", cvm_json_string(inside(ctx, w.name)));
+	cvm_json_set(doc, "why", cvm_json_string(w.why));
+	cvm_json_set(doc, "reason", cvm_json_string(reason));
+	cvm_json_set(doc, "id", cvm_json_string(*w.id ? w.id : NULL));
+	r = cvm_json_print(doc);
+out:
+	cvm_json_free(doc);
+	cvm_toolkit_release(&tk);
+	return r;
+}
