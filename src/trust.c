@@ -126,7 +126,14 @@ int cvm_trust_check(const char *path, struct cvm_trust *t)
 			return lookup_failed(t, path, ENAMETOOLONG);
 		if (lstat(next, &st) < 0)
 			return lookup_failed(t, next, errno);
-		if (why && !((pst.st_mode & S_ISVTX) && owner_ok(st.st_uid)))
+		if (why && (pst.st_mode & S_ISVTX) && !owner_ok(st.st_uid)) {
+			untrusted(t, cur, &pst, why);
+			snprintf(t->why, sizeof(t->why), "%s (mode %04o), and '%.40s' in it belongs to "
+				 "another user (uid %u)", why, (unsigned)(pst.st_mode & 07777), comp,
+				 (unsigned)st.st_uid);
+			return -CVM_E_PERM;
+		}
+		if (why && !(pst.st_mode & S_ISVTX))
 			return untrusted(t, cur, &pst, why);
 		if (S_ISLNK(st.st_mode)) {
 			ssize_t k;

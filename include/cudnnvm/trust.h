@@ -32,7 +32,7 @@
 
 struct cvm_trust {
 	char path[4096];	/* the object that is not trusted (host path) */
-	char why[128];		/* "belongs to another user (uid 65534)", ... */
+	char why[192];		/* "belongs to another user (uid 65534)", ... */
 };
 
 /*

@@ -113,6 +113,16 @@ cvm doctor
 assert_file "$LMARK" "control: a root-owned copy is loaded (the constructor's mark appears)"
 rm -rf "$TK20" "$LMARK"
 
+# smoke loads through the toolkit's lib folder: not when another user owns it.
+cvm smoke --cuda 11.8
+assert_rc 77 "set-up: smoke of 8.9.7 for 11.8 passes its loader part (77: no GPU)"
+chown nobody "$LIB11"
+cvm smoke --cuda 11.8
+assert_rc 4 "smoke with the toolkit's lib folder owned by another user: exit 4, nothing loaded"
+assert_err_contains "not loading" "smoke says it did not load the library"
+assert_err_contains "$LIB11': it belongs to another user (uid $NB)" "smoke names the folder and its owner"
+chown root "$LIB11"
+
 # --------------------------------- 2. use never writes through a planted link
 mv "$TK11/include" "$TK11/include.real"
 ln -s /etc "$TK11/include"
