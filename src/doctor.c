@@ -306,7 +306,7 @@ static void check_copy(struct report *rp, const struct copy *c)
 	version_str(c->header, hv, sizeof(hv));
 	version_str(c->library, lv, sizeof(lv));
 	if (c->untrusted) {
-		(void)cvm_fmt(fix, sizeof(fix), "%s/libcudnn.so.%d (its version, cuDNN and CUDA runtime)",
+		(void)cvm_fmt(fix, sizeof(fix), "%s/libcudnn.so.%d (the version it reports, its CUDA runtime)",
 			      d, c->major);
 		unchecked(rp, fix, "not loaded: another user could have written it (see the warning)");
 	} else if (!c->library)

@@ -184,7 +184,6 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 			goto fail;
 		}
 		close(fd);
-		fd = -1;
 		if (timeout_s >= 0 && cvm_now_ms() >= deadline)
 			return cvm_err(-CVM_E_LOCKED, "the store is locked by another cudnnvm ('%s'); "
 				       "try again later", cvm_safe(path));
