@@ -122,6 +122,15 @@ assert_rc 4 "smoke with the toolkit's lib folder owned by another user: exit 4, 
 assert_err_contains "not loading" "smoke says it did not load the library"
 assert_err_contains "$LIB11': it belongs to another user (uid $NB)" "smoke names the folder and its owner"
 chown root "$LIB11"
+# One sub-library (reached through the toolkit's link) another user's file.
+SUB=$STORE/versions/$ID897/lib/libcudnn_ops_infer.so.8.9.7
+chown nobody "$SUB"
+cvm smoke --cuda 11.8
+assert_rc 4 "smoke with one sub-library file owned by another user: exit 4, nothing loaded"
+assert_err_contains "'$SUB': it belongs to another user" "smoke names that file"
+chown root "$SUB"
+cvm smoke --cuda 11.8
+assert_rc 77 "control: all root's again: smoke's loader part passes (77)"
 
 # --------------------------------- 2. use never writes through a planted link
 mv "$TK11/include" "$TK11/include.real"
