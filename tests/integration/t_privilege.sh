@@ -193,6 +193,20 @@ cvm use 9.1.1 --cuda 12.4 --no-smoke
 assert_rc 0 "control: use 9.1.1 --cuda 12.4 with trusted folders: exit 0"
 assert_symlink "$TK12/include/cudnn.h" "" "control: the header link is made and resolves"
 
+# ldconfig (CUDNNVM_LDCONFIG may name any program): not run when another user could change it.
+ldconfig_counter
+chown nobody "$LDCONFIG_PROG"
+rm -f "$ROOT/etc/ld.so.conf.d/cudnnvm-cuda-11.8.conf"
+CUDNNVM_LDCONFIG=$LDCONFIG_PROG cvm use 8.9.6 --cuda 11.8 --no-smoke
+assert_rc 0 "use with an ldconfig another user owns: the switch is done (exit 0)"
+check "that ldconfig was not run" test "$(ld_calls)" = 0
+assert_err_contains "skipping running '$LDCONFIG_PROG'" "use says it did not run it, and why"
+chown root "$LDCONFIG_PROG"
+rm -f "$ROOT/etc/ld.so.conf.d/cudnnvm-cuda-11.8.conf"
+CUDNNVM_LDCONFIG=$LDCONFIG_PROG cvm use 8.9.7 --cuda 11.8 --no-smoke
+assert_rc 0 "control: use with a root-owned ldconfig: exit 0"
+check "control: that ldconfig was run once" test "$(ld_calls)" = 1
+
 # ------------------------------------------- 3. the store, from "/" down
 store_refused() { # PATH NAME: PATH is made writable by every user; install, use refuse
 	chmod o+w "$1"
@@ -318,5 +332,24 @@ check "doctor does not end with a bare 'no problems found'" test "$(tail -n 1 "$
 cvm --json doctor
 assert_json 'any("loader cache" in n["what"] and "CUDNNVM_LDCONFIG" in n["why"] for n in d["not_checked"])' \
 	"doctor --json: \"not_checked\" names the loader-cache check and why"
+
+# doctor asks nvidia-smi for the driver when /proc does not say: found on PATH, run only when trusted.
+if [ -e /proc/driver/nvidia/version ]; then
+	skip "doctor and an nvidia-smi another user owns" "this machine has /proc/driver/nvidia/version"
+else
+	SMI=$TEST_TMP/smi-bin
+	SMARK=$TEST_TMP/smi-ran
+	mkdir -p "$SMI"
+	printf '#!/bin/sh\necho ran >>"%s"\necho 580.65.06\n' "$SMARK" >"$SMI/nvidia-smi"
+	chmod 755 "$SMI/nvidia-smi"
+	chown nobody "$SMI/nvidia-smi"
+	PATH=$SMI:$PATH cvm doctor
+	assert_absent "$SMARK" "doctor did not run an nvidia-smi on PATH that another user owns"
+	assert_err_contains "skipping running '$SMI/nvidia-smi'" "doctor says it skipped it, and why"
+	chown root "$SMI/nvidia-smi"
+	PATH=$SMI:$PATH cvm doctor
+	assert_file "$SMARK" "control: a root-owned nvidia-smi on PATH is run"
+	assert_out_contains "NVIDIA driver: 580.65.06" "control: and its answer is used"
+fi
 
 finish
