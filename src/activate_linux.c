@@ -405,14 +405,21 @@ static int check_write_dir(const struct cvm_switch *sw, const char *inner, const
 /* Every folder a switch of this toolkit writes into, checked before anything changes. */
 static int check_write_dirs(const struct cvm_switch *sw)
 {
-	char inc[PATH_MAX], lib[PATH_MAX];
+	char inc[PATH_MAX], lib[PATH_MAX], p[PATH_MAX];
 	int r;
 
+	/* toolkit_dirs says which exist; the names as the toolkit has them are checked, for the message. */
 	r = toolkit_dirs(sw, inc, lib, sizeof(inc));
 	if (r == 0)
-		r = check_write_dir(sw, inc, sw->tk->display);
+		r = cvm_fmt(p, sizeof(p), "%s/include", sw->tk->display);
 	if (r == 0)
-		r = check_write_dir(sw, lib, sw->tk->display);
+		r = check_write_dir(sw, p, sw->tk->display);
+	if (r == 0)
+		r = cvm_fmt(p, sizeof(p), "%s/lib64", sw->tk->display);
+	if (r == 0 && cvm_resolve_in_root(sw->root, p, inc, sizeof(inc)) < 0)
+		r = cvm_fmt(p, sizeof(p), "%s/lib", sw->tk->display);
+	if (r == 0)
+		r = check_write_dir(sw, p, sw->tk->display);
 	if (r == 0)
 		r = check_write_dir(sw, "/etc/ld.so.conf.d", NULL);
 	return r;

@@ -138,7 +138,8 @@ ln -s /etc "$TK11/include"
 snapshot "$ROOT" >"$TEST_TMP/before.snap"
 cvm use 8.9.6 --cuda 11.8 --no-smoke
 assert_rc 1 "use with the toolkit's include -> /etc: exit 1"
-assert_err_contains "refusing to write into '/etc'" "the message names the folder it leads to"
+assert_err_contains "refusing to write into '/usr/local/cuda-11.8/include': it leads to '/etc'" \
+	"the message names the folder and where it leads"
 assert_err_contains "outside the toolkit '/usr/local/cuda-11.8'" "the message says it leads outside the toolkit"
 check "no cudnn*.h was created in /etc" test -z "$(find "$ROOT/etc" -name 'cudnn*.h')"
 check "8.9.7 is still active for 11.8" test "$(readlink "$STORE/active/cuda-11.8")" = "../versions/$ID897"
