@@ -284,6 +284,7 @@ mkdir -p "$TEST_TMP/nb-w"
 chown nobody "$TEST_TMP/nb-w"
 HELD=$TEST_TMP/nb-w/holds
 STOP=$TEST_TMP/holder-stop
+# shellcheck disable=SC2016  # for the holder's shell
 setpriv --reuid=nobody --regid=nogroup --clear-groups flock -s "$STORE/.lock" \
 	sh -c 'echo held >"$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done' \
 	sh "$HELD" "$STOP" >/dev/null 2>&1 &
