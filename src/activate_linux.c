@@ -26,6 +26,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/store.h"
+#include "cudnnvm/trust.h"
 
 /* A set of in-root paths, each with the link body it should have. */
 struct links {
@@ -355,6 +356,75 @@ static int replace_with_link(const char *host, const char *body)
 	return r;
 }
 
+/*
+ * A folder cudnnvm writes into (inner, inside the root; the nearest folder
+ * above it that exists when it does not yet) must resolve to a place inside
+ * within (the toolkit), or, with within NULL, to itself (no link on the
+ * way: ld.so.conf.d), and no one but root or the caller may be able to
+ * change it or any folder above it (trust.h). Otherwise a link planted in a
+ * toolkit (include -> /etc) or a folder another user owns would have root
+ * create links where they choose. -CVM_E_PERM (printed) or 0.
+ */
+static int check_write_dir(const struct cvm_switch *sw, const char *inner, const char *within)
+{
+	char cur[PATH_MAX], res[PATH_MAX], host[PATH_MAX];
+	struct cvm_trust t;
+	size_t wl;
+	int r;
+
+	r = cvm_fmt(cur, sizeof(cur), "%s", inner);
+	while (r == 0) {
+		r = cvm_resolve_in_root(sw->root, cur, res, sizeof(res));
+		if (r != -ENOENT || !strcmp(cur, "/") || !strrchr(cur, '/'))
+			break;
+		*strrchr(cur, '/') = '\0';
+		if (!cur[0])
+			strcpy(cur, "/");
+		r = 0;
+	}
+	if (r < 0)
+		return cvm_err(r, "cannot resolve '%s': %s", cvm_safe(cur), strerror(-r));
+	wl = within ? strlen(within) : 0;
+	if (within ? strncmp(res, within, wl) || (res[wl] && res[wl] != '/') : strcmp(res, cur) != 0)
+		return cvm_err(-CVM_E_PERM, "refusing to write into '%s': it leads to '%s', outside %s%s%s "
+			       "(a symlink on the way?); nothing changed", cvm_safe(cur), cvm_safe(res),
+			       within ? "the toolkit '" : "its documented place", within ? cvm_safe(within) : "",
+			       within ? "'" : "");
+	r = cvm_fmt(host, sizeof(host), "%s%s", sw->root, res);
+	if (r == 0)
+		r = cvm_trust_check(host, &t);
+	if (r == -CVM_E_PERM)
+		return cvm_err(r, "refusing to write into '%s': '%s': %s, so another user could "
+			       "redirect what root writes there; nothing changed", cvm_safe(res),
+			       cvm_safe(t.path), t.why);
+	if (r < 0)
+		return cvm_err(r, "cannot check '%s': '%s': %s", cvm_safe(res), cvm_safe(t.path), t.why);
+	return 0;
+}
+
+/* Every folder a switch of this toolkit writes into, checked before anything changes. */
+static int check_write_dirs(const struct cvm_switch *sw)
+{
+	char inc[PATH_MAX], lib[PATH_MAX], p[PATH_MAX];
+	int r;
+
+	/* toolkit_dirs says which exist; the names as the toolkit has them are checked, for the message. */
+	r = toolkit_dirs(sw, inc, lib, sizeof(inc));
+	if (r == 0)
+		r = cvm_fmt(p, sizeof(p), "%s/include", sw->tk->display);
+	if (r == 0)
+		r = check_write_dir(sw, p, sw->tk->display);
+	if (r == 0)
+		r = cvm_fmt(p, sizeof(p), "%s/lib64", sw->tk->display);
+	if (r == 0 && cvm_resolve_in_root(sw->root, p, inc, sizeof(inc)) < 0)
+		r = cvm_fmt(p, sizeof(p), "%s/lib", sw->tk->display);
+	if (r == 0)
+		r = check_write_dir(sw, p, sw->tk->display);
+	if (r == 0)
+		r = check_write_dir(sw, "/etc/ld.so.conf.d", NULL);
+	return r;
+}
+
 /* What the new version needs, and what the record says cudnnvm made. */
 static int load(const struct cvm_switch *sw, struct links *want, struct links *have)
 {
@@ -371,6 +441,9 @@ static int prepare(const struct cvm_switch *sw)
 	size_t conflicts = 0;
 	int r;
 
+	r = check_write_dirs(sw);
+	if (r < 0)
+		return r;
 	r = load(sw, &want, &have);
 	if (r < 0)
 		goto out;
@@ -481,9 +554,10 @@ static void sonames(const struct cvm_switch *sw, const char *id, char *buf, size
 static int run_ldconfig(const struct cvm_switch *sw)
 {
 	const char *prog = getenv("CUDNNVM_LDCONFIG");
-	char *argv[4] = { NULL };
+	char *argv[4] = { NULL }, what[PATH_MAX + 16];
+	struct cvm_trust t;
 	pid_t pid;
-	int status;
+	int status, r;
 
 	if (!prog)
 		prog = access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig";
@@ -491,6 +565,14 @@ static int run_ldconfig(const struct cvm_switch *sw)
 	if (sw->root[0]) {
 		argv[1] = (char *)"-r";
 		argv[2] = (char *)sw->root;
+	}
+	/* Never run what another user could have written (CUDNNVM_LDCONFIG may name anything). */
+	r = cvm_trust_check(prog, &t);
+	if (r == -CVM_E_PERM) {
+		if (cvm_fmt(what, sizeof(what), "running '%s'", prog) == 0)
+			cvm_trust_skip(what, &t);
+		cvm_warn("the loader cache may be stale until ldconfig runs");
+		return 0;
 	}
 	cvm_verbose("running %s%s%s", prog, sw->root[0] ? " -r " : "", sw->root);
 	pid = fork();

@@ -10,6 +10,7 @@
 #include "cudnnvm/cli.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/json.h"
+#include "cudnnvm/trust.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -83,6 +84,7 @@ int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv)
 		cvm_json_set(o, "version", cvm_json_string(id[0] ? ver : NULL));
 		cvm_json_append(arr, o);
 	}
+	cvm_trust_skipped_json(doc);
 	if (doc)
 		r = cvm_json_print(doc);
 	else if (!shown)

@@ -13,6 +13,7 @@
 #include "cudnnvm/out.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/store.h"
+#include "cudnnvm/trust.h"
 #include "cudnnvm/version.h"
 
 static void problem(cvm_json *arr, const char *id, const char *kind, const char *path)
@@ -64,6 +65,13 @@ static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 				bad++;
 			}
 		}
+	}
+	/* Unchanged bytes are no comfort when others can change them (trust.h). */
+	for (j = 0; j < have.n; j++) {
+		if (have.v[j].link || !cvm_trust_mode_writable(have.v[j].mode))
+			continue;
+		problem(arr, id, "writable by others", have.v[j].path);
+		bad++;
 	}
 	r = bad;
 	if (!bad)

@@ -22,6 +22,7 @@
 #include "cudnnvm/smoke.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
+#include "cudnnvm/trust.h"
 
 struct copy {
 	char dir[PATH_MAX];		/* host path of the folder holding libcudnn.so.<N> */
@@ -30,6 +31,7 @@ struct copy {
 	int major;			/* of the soname */
 	unsigned long header, library, cudart;
 	bool managed;
+	bool untrusted;			/* not loaded: another user could have written it */
 };
 
 struct report {
@@ -37,8 +39,11 @@ struct report {
 	struct copy *c;
 	size_t n, cap;
 	size_t problems;
-	cvm_json *jproblems;
+	size_t unchecked;
+	cvm_json *jproblems, *junchecked;
 	char cache[65536];		/* `ldconfig -p` output, "" when none */
+	char no_cache[160];		/* why there is none, "" when read */
+	bool said_no_cache;
 };
 
 static void problem(struct report *rp, const char *fix, const char *fmt, ...)
@@ -60,6 +65,20 @@ static void problem(struct report *rp, const char *fix, const char *fmt, ...)
 		cvm_json_append(rp->jproblems, o);
 	} else {
 		cvm_info("  problem: %s\n      fix: %s", msg, fix);
+	}
+}
+
+/* What doctor could not check, and why: said, so that "no problems" means what it says. */
+static void unchecked(struct report *rp, const char *what, const char *why)
+{
+	rp->unchecked++;
+	if (rp->junchecked) {
+		cvm_json *o = cvm_json_object();
+		cvm_json_set(o, "what", cvm_json_string(what));
+		cvm_json_set(o, "why", cvm_json_string(why));
+		cvm_json_append(rp->junchecked, o);
+	} else {
+		cvm_info("  not checked: %s: %s", what, why);
 	}
 }
 
@@ -137,8 +156,10 @@ static void consider(struct report *rp, const char *dir, const char *where, bool
 		c->managed = managed || (rp->ctx->store_open && !strncmp(real, rp->ctx->store.path,
 									strlen(rp->ctx->store.path)));
 		c->header = header_near(dir);
-		if (cvm_smoke_probe(lib, &c->library, &c->cudart, path, sizeof(path)) < 0)
+		int r = cvm_smoke_probe(lib, &c->library, &c->cudart, path, sizeof(path));
+		if (r < 0)
 			c->library = 0;
+		c->untrusted = r == -CVM_E_PERM;
 		return;
 	}
 }
@@ -172,14 +193,20 @@ static void read_cache(struct report *rp)
 	char *argv[] = { NULL, (char *)"-p", (char *)"-C", cache, NULL };
 
 	rp->cache[0] = '\0';
-	if (prog && !*prog)
+	if (prog && !*prog) {
+		snprintf(rp->no_cache, sizeof(rp->no_cache), "CUDNNVM_LDCONFIG is set and empty");
 		return;
+	}
 	argv[0] = (char *)(access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig");
 	if (cvm_fmt(cache, sizeof(cache), "%s/etc/ld.so.cache", rp->ctx->root) < 0 ||
-	    access(cache, R_OK) < 0)
+	    access(cache, R_OK) < 0) {
+		snprintf(rp->no_cache, sizeof(rp->no_cache), "/etc/ld.so.cache cannot be read");
 		return;
-	if (capture(argv, rp->cache, sizeof(rp->cache)) != 0)
+	}
+	if (capture(argv, rp->cache, sizeof(rp->cache)) != 0) {
 		rp->cache[0] = '\0';
+		snprintf(rp->no_cache, sizeof(rp->no_cache), "'%s -p' failed", argv[0]);
+	}
 }
 
 /* The folder the loader cache names for soname, or "" (paths inside the root). */
@@ -205,16 +232,41 @@ static void cache_dir(const struct report *rp, const char *soname, char *out, si
 	}
 }
 
+/*
+ * The first executable name on PATH, as execvp would find it, into out, when
+ * it is trusted (trust.h; an untrusted one is said and skipped). 0 or < 0.
+ */
+static int find_trusted(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	struct cvm_trust t;
+	char what[PATH_MAX + 16];
+	int r;
+
+	for (const char *p = path ? path : "/usr/bin:/bin", *q; *p; p = *q ? q + 1 : q) {
+		q = strchrnul(p, ':');
+		if (q == p || cvm_fmt(out, len, "%.*s/%s", (int)(q - p), p, name) < 0 ||
+		    access(out, X_OK) < 0)
+			continue;
+		r = cvm_trust_check(out, &t);
+		if (r == -CVM_E_PERM && cvm_fmt(what, sizeof(what), "running '%s'", out) == 0)
+			cvm_trust_skip(what, &t);
+		return r;
+	}
+	return -ENOENT;
+}
+
 /* Containers often hide /proc/driver/nvidia: nvidia-smi still knows the version. */
 static void driver_from_smi(char *out, size_t len)
 {
-	char *argv[] = { (char *)"nvidia-smi", (char *)"--query-gpu=driver_version",
+	char prog[PATH_MAX];
+	char *argv[] = { prog, (char *)"--query-gpu=driver_version",
 			 (char *)"--format=csv,noheader", NULL };
 	char buf[256];
 	size_t n;
 
 	out[0] = '\0';
-	if (capture(argv, buf, sizeof(buf)) != 0)
+	if (find_trusted("nvidia-smi", prog, sizeof(prog)) < 0 || capture(argv, buf, sizeof(buf)) != 0)
 		return;
 	n = strspn(buf, "0123456789.");
 	if (n && n < len) {
@@ -278,7 +330,11 @@ static void check_copy(struct report *rp, const struct copy *c)
 
 	version_str(c->header, hv, sizeof(hv));
 	version_str(c->library, lv, sizeof(lv));
-	if (!c->library)
+	if (c->untrusted) {
+		(void)cvm_fmt(fix, sizeof(fix), "%s/libcudnn.so.%d (the version it reports, its CUDA runtime)",
+			      d, c->major);
+		unchecked(rp, fix, "not loaded: another user could have written it (see the warning)");
+	} else if (!c->library)
 		problem(rp, "reinstall it; 'cudnnvm verify' names damaged files of managed versions",
 			"%s/libcudnn.so.%d does not load", d, c->major);
 	if (c->header && c->library && c->header != c->library)
@@ -419,6 +475,9 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 			if (!strstr(rp->cache, want))
 				problem(rp, "run ldconfig", "the loader cache is stale: it has no entry "
 					"for %s", want);
+		} else if (!rp->said_no_cache) {
+			rp->said_no_cache = true;
+			unchecked(rp, "whether the loader cache knows the active versions", rp->no_cache);
 		}
 	}
 }
@@ -439,6 +498,8 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		cvm_json_set(json, "copies", jcopies);
 		cvm_json_set(json, "toolkits", jtk);
 		cvm_json_set(json, "problems", rp.jproblems);
+		rp.junchecked = cvm_json_array();
+		cvm_json_set(json, "not_checked", rp.junchecked);
 	}
 	read_cache(&rp);
 	/* 0. whatever the loader cache knows */
@@ -549,6 +610,8 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		cvm_json_set(json, "driver", cvm_json_string(drv[0] ? drv : NULL));
 	else
 		cvm_info("NVIDIA driver: %s", drv[0] ? drv : "none loaded (no GPU part can run here)");
+	if (!drv[0])
+		unchecked(&rp, "whether the driver is new enough for each copy", "no NVIDIA driver found");
 	for (size_t i = 0; i < rp.n; i++) {
 		const char *need = cvm_doctor_min_driver((int)(rp.c[i].cudart / 1000));
 		check_copy(&rp, &rp.c[i]);
@@ -565,9 +628,14 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		if (o)
 			cvm_json_append(jtk, o);
 	}
-	if (!json)
-		cvm_info(rp.problems ? "%zu problem%s found" : "no problems found", rp.problems,
-			 rp.problems == 1 ? "" : "s");
+	cvm_trust_skipped_json(json);
+	if (!json && rp.problems)
+		cvm_info("%zu problem%s found", rp.problems, rp.problems == 1 ? "" : "s");
+	else if (!json && rp.unchecked)
+		cvm_info("no problems found in what was checked (%zu thing%s not checked: see above)",
+			 rp.unchecked, rp.unchecked == 1 ? "" : "s");
+	else if (!json)
+		cvm_info("no problems found");
 	cvm_toolkits_free(t, nt);
 	free(rp.c);
 	return rp.problems ? 1 : 0;

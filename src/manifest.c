@@ -22,6 +22,7 @@
 #include "cudnnvm/json.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/trust.h"
 
 /* NVIDIA's manifests are a few kB; anything this large is not one. */
 #define MANIFEST_MAX ((off_t)64 << 20)
@@ -680,6 +681,33 @@ static int by_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/*
+ * The catalogue's hashes decide what install accepts: a manifest, and the
+ * folder it is read from, must be changeable only by root or the caller
+ * (trust.h), the path to it included; st (the open file) when given.
+ */
+static int trusted(const char *path, const struct stat *st)
+{
+	struct cvm_trust t;
+	const char *why = st ? cvm_trust_stat_why(st) : NULL;
+	int r = 0;
+
+	if (why) {
+		snprintf(t.path, sizeof(t.path), "%s", path);
+		snprintf(t.why, sizeof(t.why), "%s", why);
+		r = -CVM_E_PERM;
+	} else {
+		r = cvm_trust_check(path, &t);
+	}
+	if (r == -CVM_E_PERM)
+		return cvm_err(r, "refusing the manifests in '%s': '%s': %s, so another user could "
+			       "change the hashes that install trusts; make it root's and not "
+			       "writable by others (chmod go-w)", cvm_safe(path), cvm_safe(t.path), t.why);
+	if (r < 0)
+		return cvm_err(r, "cannot open '%s': %s", cvm_safe(t.path), t.why);
+	return 0;
+}
+
 /* Reads a whole manifest, NUL-terminated, into *buf (caller frees). */
 static int read_at(int dfd, const char *name, const char *path, char **buf, size_t *len)
 {
@@ -704,6 +732,9 @@ static int read_at(int dfd, const char *name, const char *path, char **buf, size
 		r = cvm_err(-CVM_E_MANIFEST, "cannot read '%s': not a regular file", cvm_safe(path));
 		goto out;
 	}
+	r = trusted(path, &st);
+	if (r < 0)
+		goto out;
 	if (st.st_size > MANIFEST_MAX) {
 		r = cvm_err(-CVM_E_MANIFEST, "cannot read '%s': larger than 64 MiB", cvm_safe(path));
 		goto out;
@@ -745,6 +776,9 @@ static int load_dir(struct cvm_catalogue *cat, const char *dir)
 	DIR *d;
 	int r = 0, e, w;
 
+	r = trusted(dir, NULL);
+	if (r < 0)
+		return r;
 	d = opendir(dir);
 	if (!d) {
 		e = errno;

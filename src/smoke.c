@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The smoke test's parent side: file checks, the child, and the verdict. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +20,7 @@
 #include "cudnnvm/proc.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/smoke.h"
+#include "cudnnvm/trust.h"
 
 /* What one run found; the child's "key value" lines. */
 struct run {
@@ -50,6 +52,52 @@ static void run_child(char **argv, const char *libdir, struct run *res)
 	res->status = r < 0 ? r : status;
 }
 
+/*
+ * The child runs the constructors of what it loads, as the caller, and its
+ * loader looks in dir first: dir, lib and every shared library in dir
+ * (what libcudnn may pull in: libcudart, libcublas, its sub-libraries) must
+ * be changeable by no one but root or the caller (trust.h). 0, -CVM_E_PERM
+ * with t filled in, or -errno.
+ */
+static int loadable(const char *lib, const char *dir, struct cvm_trust *t)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = NULL;
+	int r;
+
+	r = cvm_trust_check(dir, t);
+	if (r == 0)
+		r = cvm_trust_check(lib, t);
+	if (r == 0 && !(d = opendir(dir)))
+		r = -errno;
+	while (r == 0 && (de = readdir(d))) {
+		if (strncmp(de->d_name, "lib", 3) || !strstr(de->d_name, ".so") ||
+		    cvm_fmt(path, sizeof(path), "%s/%s", dir, de->d_name) < 0)
+			continue;
+		r = cvm_trust_check(path, t);
+		/* A dangling link loads nothing. */
+		if (r == -ENOENT)
+			r = 0;
+	}
+	if (d)
+		closedir(d);
+	return r;
+}
+
+/* As loadable, saying what was skipped (cvm_trust_skip). */
+static int trusted_to_load(const char *lib, const char *dir)
+{
+	struct cvm_trust t;
+	char what[PATH_MAX + 16];
+	int r;
+
+	r = loadable(lib, dir, &t);
+	if (r == -CVM_E_PERM && cvm_fmt(what, sizeof(what), "loading '%s'", lib) == 0)
+		cvm_trust_skip(what, &t);
+	return r;
+}
+
 int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
 		    size_t len)
 {
@@ -65,6 +113,12 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
+	r = trusted_to_load(lib, dir);
+	if (r < 0) {
+		free(res);
+		return r;
+	}
+	r = -CVM_E_SMOKE;
 	run_child(argv, dir, res);
 	if (res->status >= 0 && WIFEXITED(res->status) && get(res, "version", val, sizeof(val))) {
 		*version = strtoul(val, NULL, 10);
@@ -272,6 +326,7 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 	size_t len, argc = 4;
 	int fd, r, ndev = 0;
 	cvm_json *gpu = NULL, *devs = NULL, *mapped = NULL;
+	struct cvm_trust trust;
 
 	r = toolkit_paths(ctx, tk, lib, inc, sizeof(lib));
 	if (r < 0)
@@ -343,6 +398,13 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 	res = malloc(sizeof(*res));
 	if (!res) {
 		r = -ENOMEM;
+		goto out;
+	}
+	r = loadable(libpath, lib, &trust);
+	if (r < 0) {
+		r = cvm_err(r == -CVM_E_PERM ? -CVM_E_SMOKE : r, "smoke test: not loading %s: '%s': %s "
+			    "(cudnnvm loads nothing that another user could have written)",
+			    cvm_safe(libpath), cvm_safe(trust.path), trust.why);
 		goto out;
 	}
 	run_child(argv, lib, res);

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cudnnvm/error.h"
@@ -14,6 +16,7 @@
 #include "cudnnvm/lock.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/store.h"
+#include "cudnnvm/trust.h"
 #include "cudnnvm/version.h"
 
 static const char *const subdirs[] = { "versions", "active", "history", "cache", ".staging", ".trash" };
@@ -78,20 +81,113 @@ void cvm_store_close(struct cvm_store *s)
 	s->fd = s->lock_fd = -1;
 }
 
-int cvm_store_lock(struct cvm_store *s, double timeout_s)
+/*
+ * Replaces an old lock file (not 0600: made by an older cudnnvm, so any user
+ * may have it open) whose inode old describes by a fresh 0600 one, locked
+ * before it is renamed into place. Replacements are serialised by the
+ * O_EXCL creation of .lock.new (only the store's owner can make it), and
+ * done only while .lock is still that old file. The new descriptor, or
+ * -EAGAIN when another process replaced it or is replacing it (start again).
+ */
+static int lock_replace(struct cvm_store *s, const struct stat *old)
 {
-	char buf[64], path[4096];
+	struct stat now;
 	int fd, r;
 
-	fd = openat(s->fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	fd = openat(s->fd, ".lock.new", O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		/* Left by a run killed while replacing it, when no one holds it. */
+		fd = openat(s->fd, ".lock.new", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			(void)unlinkat(s->fd, ".lock.new", 0);
+		if (fd >= 0)
+			close(fd);
+		return -EAGAIN;
+	}
 	if (fd < 0)
-		return sys_err(s, "open the lock", -errno);
+		return sys_err(s, "replace the lock", -errno);
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 ||
+	    fstatat(s->fd, ".lock", &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+	    now.st_dev != old->st_dev || now.st_ino != old->st_ino) {
+		r = -EAGAIN;
+		goto fail;
+	}
+	if (renameat(s->fd, ".lock.new", s->fd, ".lock") < 0) {
+		r = errno == ENOENT ? -EAGAIN : sys_err(s, "replace the lock", -errno);
+		goto fail;
+	}
+	cvm_verbose("replaced the lock file (mode %04o) by one of mode 0600",
+		    (unsigned)(old->st_mode & 07777));
+	return fd;
+fail:
+	(void)unlinkat(s->fd, ".lock.new", 0);
+	close(fd);
+	return r;
+}
+
+/*
+ * The lock is a flock on STORE/.lock, a file of mode 0600 owned by the
+ * store's owner (root for the system store), opened O_NOFOLLOW: no other
+ * user can open it, so no other user can hold it and lock root out. An old
+ * 0644 one is replaced (lock_replace) once we hold it, or at once when only
+ * other users' processes hold it. After the flock, the file must still be
+ * the one named .lock; otherwise we locked a replaced file and start again.
+ */
+int cvm_store_lock(struct cvm_store *s, double timeout_s)
+{
+	long long deadline = cvm_now_ms() + (long long)(timeout_s * 1000);
+	char buf[64], path[4096];
+	struct stat st, now;
+	int fd = -1, nfd, r;
+
 	r = cvm_fmt(path, sizeof(path), "%s/.lock", s->display);
-	if (r == 0)
-		r = cvm_lock_take(fd, path, timeout_s);
-	if (r < 0) {
+	if (r < 0)
+		return sys_err(s, "open the lock", r);
+	for (;;) {
+		fd = openat(s->fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
+		if (fd < 0)
+			return sys_err(s, "open the lock", -errno);
+		if (fstat(fd, &st) < 0) {
+			r = sys_err(s, "open the lock", -errno);
+			goto fail;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+			r = cvm_err(-CVM_E_PERM, "refusing the lock '%s': %s; remove it (the next "
+				    "command makes a new one)", cvm_safe(path), !S_ISREG(st.st_mode) ?
+				    "it is not a regular file" : "it belongs to another user");
+			goto fail;
+		}
+		if ((st.st_mode & 07777) != 0600 && flock(fd, LOCK_EX | LOCK_NB) < 0 &&
+		    cvm_lock_held_by_others_only(fd)) {
+			nfd = lock_replace(s, &st);
+		} else {
+			long long left = deadline - cvm_now_ms();
+
+			r = cvm_lock_take(fd, path, timeout_s < 0 ? -1 : left > 0 ? (double)left / 1000 : 0);
+			if (r < 0)
+				goto fail;
+			if (fstatat(s->fd, ".lock", &now, AT_SYMLINK_NOFOLLOW) < 0 ||
+			    now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+				nfd = -EAGAIN;
+			else if ((st.st_mode & 07777) != 0600)
+				nfd = lock_replace(s, &st);
+			else
+				break;
+		}
+		if (nfd >= 0) {
+			close(fd);
+			fd = nfd;
+			break;
+		}
+		if (nfd != -EAGAIN) {
+			r = nfd;
+			goto fail;
+		}
 		close(fd);
-		return r;
+		if (timeout_s >= 0 && cvm_now_ms() >= deadline)
+			return cvm_err(-CVM_E_LOCKED, "the store is locked by another cudnnvm ('%s'); "
+				       "try again later", cvm_safe(path));
+		nanosleep(&(struct timespec){ .tv_nsec = 20 * 1000 * 1000 }, NULL);
 	}
 	/* For people: who holds it. The lock itself is the flock, not this text. */
 	snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
@@ -99,6 +195,10 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 		(void)!pwrite(fd, buf, strlen(buf), 0);
 	s->lock_fd = fd;
 	return cvm_store_sweep(s);
+fail:
+	if (fd >= 0)
+		close(fd);
+	return r;
 }
 
 static int empty_dir(struct cvm_store *s, const char *name)
@@ -483,39 +583,46 @@ out:
 	return r;
 }
 
-static const char *unsafe_why(const struct stat *st)
-{
-	if (st->st_uid != 0 && st->st_uid != geteuid())
-		return "it belongs to another user";
-	if (st->st_mode & S_IWOTH)
-		return "every user can write it";
-	if ((st->st_mode & S_IWGRP) && st->st_gid != 0 && st->st_gid != getegid())
-		return "another group can write it";
-	return NULL;
-}
-
 int cvm_store_check_safe(struct cvm_store *s, const char *id)
 {
-	char sub[3][4096];
-	const char *names[5] = { ".", "versions", NULL, NULL, NULL }, *why;
+	static const char *const subs[] = { "versions", "active", "toolkits", "history", "cache",
+					    "backups", ".staging", ".trash" };
+	char ver[3][4096];
+	const char *names[sizeof(subs) / sizeof(subs[0]) + 3], *why;
+	size_t n = 0;
+	struct cvm_trust t;
 	struct stat st;
+	int r;
 
-	if (id && cvm_fmt(sub[0], sizeof(sub[0]), "versions/%s", id) == 0 &&
-	    cvm_fmt(sub[1], sizeof(sub[1]), "versions/%s/lib", id) == 0 &&
-	    cvm_fmt(sub[2], sizeof(sub[2]), "versions/%s/include", id) == 0) {
-		names[2] = sub[0];
-		names[3] = sub[1];
-		names[4] = sub[2];
+	/* The store folder and everything on its path from "/", links and their folders included. */
+	r = cvm_trust_check(s->path, &t);
+	if (r == -CVM_E_PERM)
+		return cvm_err(r, "refusing the store '%s': '%s' on its path: %s, so the libraries in "
+			       "it could be replaced under their users; make every folder on the path "
+			       "root's and not writable by others (chmod go-w), or use --user",
+			       cvm_safe(s->display), cvm_safe(t.path), t.why);
+	if (r < 0)
+		return cvm_err(r, "cannot check the store '%s': '%s': %s", cvm_safe(s->display),
+			       cvm_safe(t.path), t.why);
+	for (size_t i = 0; i < sizeof(subs) / sizeof(subs[0]); i++)
+		names[n++] = subs[i];
+	if (id && cvm_fmt(ver[0], sizeof(ver[0]), "versions/%s", id) == 0 &&
+	    cvm_fmt(ver[1], sizeof(ver[1]), "versions/%s/lib", id) == 0 &&
+	    cvm_fmt(ver[2], sizeof(ver[2]), "versions/%s/include", id) == 0) {
+		names[n++] = ver[0];
+		names[n++] = ver[1];
+		names[n++] = ver[2];
 	}
-	for (size_t i = 0; i < 5; i++) {
-		if (!names[i] || fstatat(s->fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+	/* Below it, every folder cudnnvm reads or writes: real folders, ours or root's alone. */
+	for (size_t i = 0; i < n; i++) {
+		if (fstatat(s->fd, names[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
-		why = unsafe_why(&st);
+		why = S_ISLNK(st.st_mode) ? "it is a symlink" : cvm_trust_stat_why(&st);
 		if (why)
-			return cvm_err(-CVM_E_PERM, "refusing the store folder '%s%s%s': %s, so the "
+			return cvm_err(-CVM_E_PERM, "refusing the store folder '%s/%s': %s, so the "
 				       "libraries in it could be replaced under their users; make it "
 				       "root's and not writable by others (chmod go-w), or use --user",
-				       cvm_safe(s->display), i ? "/" : "", i ? names[i] : "", why);
+				       cvm_safe(s->display), names[i], why);
 	}
 	return 0;
 }

@@ -21,6 +21,7 @@
 #include "cudnnvm/out.h"
 #include "cudnnvm/proc.h"
 #include "cudnnvm/toolkit.h"
+#include "cudnnvm/trust.h"
 
 /* Symlinks followed while resolving one path inside the root. */
 /* version.json is a few KiB; cuda_runtime_api.h is about 600 KiB. */
@@ -265,7 +266,8 @@ static int run_nvcc(const char *nvcc, char **buf, size_t *len)
 
 static int version_from_nvcc(const char *dir, int *major, int *minor)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], what[PATH_MAX + 16];
+	struct cvm_trust trust;
 	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
@@ -280,6 +282,13 @@ static int version_from_nvcc(const char *dir, int *major, int *minor)
 	}
 	if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
 		r = -EACCES;
+		goto out;
+	}
+	/* Never run what another user could have written (as root: anyone but root). */
+	r = cvm_trust_check(path, &trust);
+	if (r < 0) {
+		if (r == -CVM_E_PERM && cvm_fmt(what, sizeof(what), "'%s --version'", path) == 0)
+			cvm_trust_skip(what, &trust);
 		goto out;
 	}
 	r = run_nvcc(path, &buf, &len);

@@ -37,7 +37,9 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 /*
  * Loads lib in a child (no GPU part) and reads cudnnGetVersion() and
  * cudnnGetCudartVersion(), and the path the loader took. 0, or
- * -CVM_E_SMOKE when it does not load. Prints nothing.
+ * -CVM_E_SMOKE when it does not load (nothing printed), or -CVM_E_PERM when
+ * lib or its folder could have been written by another user (trust.h): then
+ * nothing is loaded, and cvm_trust_skip says so.
  */
 int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
 		    size_t len);

@@ -25,7 +25,11 @@ struct cvm_store {
 int cvm_store_open(struct cvm_store *s, const char *path, const char *display, bool create);
 void cvm_store_close(struct cvm_store *s);
 
-/* Takes the store lock (see lock.h), then sweeps .staging and .trash. */
+/*
+ * Takes the store lock (see lock.h) on STORE/.lock, a 0600 file of the
+ * store's owner that no other user can open (an older 0644 one is replaced),
+ * then sweeps .staging and .trash.
+ */
 int cvm_store_lock(struct cvm_store *s, double timeout_s);
 
 /* Removes everything in .staging and .trash (the lock must be held). */
@@ -86,10 +90,12 @@ int cvm_store_resolve(struct cvm_store *s, const char *spec, int cuda_major, con
 int cvm_store_active_for(struct cvm_store *s, const char *id, char *buf, size_t len);
 
 /*
- * Refuses (-CVM_E_PERM, printed) a store whose folders (the store,
- * versions/, and versions/<id> when id is given) another user could write:
- * owned by neither root nor us, writable by everyone, or by a group other
- * than root's or ours. A library there could be replaced under its users.
+ * Refuses (-CVM_E_PERM, printed) a store that another user could change
+ * (the rule of trust.h): every folder and link on its path from "/", the
+ * store folder, versions/ active/ toolkits/ history/ cache/ backups/
+ * .staging/ .trash/ (real folders, not links), and versions/<id> with its
+ * lib/ and include/ when id is given. A library there could be replaced
+ * under its users.
  */
 int cvm_store_check_safe(struct cvm_store *s, const char *id);
 
