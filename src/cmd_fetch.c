@@ -45,13 +45,11 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 			platform = optarg;
 			break;
 		case 'C':
-			fo.connect_timeout_s = atol(optarg);
-			break;
 		case 'L':
-			fo.low_speed_time_s = atol(optarg);
-			break;
 		case 'R':
-			fo.retries = atoi(optarg);
+			r = cvm_cli_fetch_opt("fetch", c, optarg, &fo);
+			if (r < 0)
+				return r;
 			break;
 		default:
 			return cvm_usage_bad_option("fetch", argv);

@@ -314,6 +314,28 @@ bad:
 			 min, max);
 }
 
+int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo)
+{
+	long v = 0;
+	int r;
+
+	switch (c) {
+	case 'C':
+		r = cvm_cli_number(cmd, "--connect-timeout", arg, 1, 3600, &v);
+		fo->connect_timeout_s = v;
+		break;
+	case 'L':
+		r = cvm_cli_number(cmd, "--low-speed-time", arg, 1, 3600, &v);
+		fo->low_speed_time_s = v;
+		break;
+	default:
+		r = cvm_cli_number(cmd, "--retries", arg, 0, 100, &v);
+		fo->retries = (int)v;
+		break;
+	}
+	return r;
+}
+
 static int parse_seconds(const char *s, double *out)
 {
 	char *end;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cudnnvm/fetch.h"
 #include "cudnnvm/store.h"
 
 struct cvm_ctx {
@@ -66,6 +67,9 @@ int cvm_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
  * -CVM_E_USAGE printed as "<cmd>: <opt> '<s>': expected a whole number ...".
  */
 int cvm_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out);
+
+/* install's and fetch's --connect-timeout ('C'), --low-speed-time ('L'), --retries ('R'). */
+int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo);
 
 /* Joins ctx->root and path (an absolute path inside the root) into buf. */
 int cvm_root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path);
