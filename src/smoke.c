@@ -99,7 +99,7 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && path[n] == '/';
 }
 
-/* The sub-libraries a major must have (cudnn-facts.md). */
+/* The sub-libraries a major must have (docs/cudnn-facts.md). */
 static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train",
 				     "adv_infer", "adv_train", NULL };
 static const char *const subs9[] = { "ops", "cnn", "adv", "graph", "heuristic",
@@ -133,7 +133,7 @@ static int check_lib(const char *dir, const char *name, const char *display)
 }
 
 /*
- * The compute capabilities a build serves (cudnn-facts.md): cuda13 builds
+ * The compute capabilities a build serves (docs/cudnn-facts.md): cuda13 builds
  * need 7.5+; before 9.10 nothing past 9.0; 5.0 is the floor.
  */
 static const char *cc_problem(unsigned long cudnn, unsigned long cudart, int major, int minor)
@@ -431,7 +431,7 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 		r = -CVM_E_SKIPPED;
 	}
 	if (ndev) {
-		/* cli.md's shape names one device; every device is under "devices". */
+		/* docs/cli.md's shape names one device; every device is under "devices". */
 		cvm_json *first = cvm_json_at(devs, 0);
 		const char *keys[] = { "name", "algo", "compute_capability" };
 		for (size_t i = 0; i < 3; i++)
