@@ -532,7 +532,7 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	struct cvm_extract_child *child = NULL;
 	struct spec_bar sb = { .shown = 0 };
 	struct cvm_cudnn_tree tree;
-	struct cvm_progress pr;
+	struct cvm_progress pr = { 0 };
 	struct cvm_record rec = { 0 };
 	struct rusage ru;
 	struct stat st;
@@ -549,13 +549,13 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		r = cvm_cli_refuse_user(ctx, "install --use");
 	if (r == 0)
 		r = cuda_major(ctx, in);
+	if (r == 0 && !in->sha256 && !in->platform && !(in->platform = cvm_host_platform()))
+		r = cvm_err(-CVM_E_NOTFOUND, "unknown host platform: give --platform");
 	if (r < 0)
 		return r;
+	/* Ctrl-C stops the download or the extraction at the next step, which cleans up (at out). */
+	cvm_interrupts_catch(true);
 	if (!in->sha256) {
-		if (!in->platform)
-			in->platform = cvm_host_platform();
-		if (!in->platform)
-			return cvm_err(-CVM_E_NOTFOUND, "unknown host platform: give --platform");
 		r = cvm_catalogue_load(&cat, ctx->manifests);
 		if (r < 0)
 			goto out;
@@ -680,6 +680,10 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	}
 	if (!in->verified)
 		cvm_hex_encode(digest, sizeof(digest), got);
+	if (cvm_interrupted) {
+		r = -EINTR;
+		goto out;
+	}
 	/* A mismatch kills the child and discards what it wrote (at out). */
 	r = check_hash(in, got);
 	if (r < 0) {
@@ -792,6 +796,12 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		goto out;
 	}
 	cvm_fault("install-staged");
+	if (cvm_interrupted) {
+		r = -EINTR;
+		goto out;
+	}
+	/* From the commit on it is installed: a Ctrl-C now stops the process as usual. */
+	cvm_interrupts_catch(false);
 	t1 = cvm_now_ms();
 	r = cvm_store_commit(&ctx->store, staged, in->id, in->force);
 	if (r < 0)
@@ -802,8 +812,22 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 out:
 	/* The child first: nothing may be writing into staging while it is removed. */
 	cvm_extract_child_kill(child);
-	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0)
+	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0) {
 		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display, staged);
+		staged[0] = '\0';
+	}
+	if (cvm_interrupted && r < 0) {
+		cvm_progress_stop(&pr);
+		cvm_progress_stop(&sb.pr);
+		if (staged[0])
+			cvm_err(-EINTR, "interrupted: nothing was installed; the staging folder "
+				"%s/.staging/%s is removed", ctx->store.display, staged);
+		else
+			cvm_err(-EINTR, "interrupted: nothing was installed (the store is as it was)");
+		/* As a shell reports a command that a signal stopped. */
+		r = 128 + cvm_interrupted;
+	}
+	cvm_interrupts_catch(false);
 	if (sfd >= 0)
 		close(sfd);
 	if (fd >= 0)

@@ -4,7 +4,8 @@
 
 /*
  * ROOT/etc/cudnnvm.conf: "key = value" lines, "#" comments, blank lines.
- * Known keys: mirror. Unknown keys are ignored (a newer cudnnvm may know them).
+ * Known keys: mirror. An unknown key is warned about once (file and line; a
+ * typo, or a newer cudnnvm's key) and otherwise ignored.
  */
 #include <stddef.h>
 
