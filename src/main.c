@@ -478,12 +478,12 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	/* Help needs no store, no lock and no root. */
-	if (!cmd->run) {
-		r = help(argc - optind, argv + optind);
-		goto out;
-	}
 	if (wants_help(argc - optind, argv + optind)) {
 		command_help(cmd);
+		goto out;
+	}
+	if (!cmd->run) {
+		r = help(argc - optind, argv + optind);
 		goto out;
 	}
 	if (cmd->flags & (CVM_CMD_STORE | CVM_CMD_WRITE)) {
