@@ -24,7 +24,7 @@ int cvm_cmd_local(struct cvm_ctx *ctx, int argc, char **argv)
 	};
 	char spec[160], text[200], cwd[PATH_MAX], file[PATH_MAX + 32];
 	struct stat st;
-	int c, r;
+	int c, r, dfd;
 
 	(void)ctx;
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -45,7 +45,10 @@ int cvm_cmd_local(struct cvm_ctx *ctx, int argc, char **argv)
 		return cvm_err(-EEXIST, "'%s' exists and is not a regular file: not replaced",
 			       cvm_safe(file));
 	snprintf(text, sizeof(text), "%s\n", spec);
-	r = cvm_write_file_at(AT_FDCWD, ".cudnn-version", text, strlen(text), 0644);
+	dfd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	r = dfd < 0 ? -errno : cvm_write_file_at(dfd, ".cudnn-version", text, strlen(text), 0644);
+	if (dfd >= 0)
+		close(dfd);
 	if (r < 0)
 		return cvm_err(r, "cannot write '%s': %s", cvm_safe(file), strerror(-r));
 	if (cvm_out.json) {

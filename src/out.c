@@ -67,6 +67,17 @@ void cvm_info(const char *fmt, ...)
 	va_end(ap);
 }
 
+void cvm_print(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cvm_out.json)
+		return;
+	va_start(ap, fmt);
+	vprint(stdout, "", fmt, ap);
+	va_end(ap);
+}
+
 void cvm_notice(const char *fmt, ...)
 {
 	va_list ap;

@@ -23,6 +23,12 @@ int cvm_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 void cvm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Normal output: stdout, or stderr under --json; nothing under -q. */
 void cvm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * What the user asked for (list's rows, current's, history's): stdout, also
+ * under -q (which silences only what cvm_info says); nothing under --json,
+ * whose document holds it.
+ */
+void cvm_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only with -v, on stderr. */
 void cvm_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* What a person waiting should know (waiting for the lock): on stderr when it is a terminal, or -v. */
