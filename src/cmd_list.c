@@ -147,8 +147,9 @@ static int list_available(struct cvm_ctx *ctx, int cuda_major, const char *platf
 			cvm_json_set(o, "release_date", cvm_json_string(rel->release_date));
 			cvm_json_set(o, "relative_path", cvm_json_string(b->relative_path));
 			cvm_json_set(o, "sha256", cvm_json_string(b->sha256));
-			if (b->has_size)
-				cvm_json_set(o, "size", cvm_json_integer((int64_t)b->size));
+			/* null when the manifest gives none: the same keys in every entry */
+			cvm_json_set(o, "size", b->has_size ? cvm_json_integer((int64_t)b->size)
+							    : cvm_json_string(NULL));
 			cvm_json_set(o, "installed", cvm_json_bool(installed));
 			cvm_json_append(arr, o);
 		}

@@ -93,7 +93,7 @@ done
 
 # Every exit code, in the man page's EXIT STATUS and in --help.
 EXITS=$(sed -n '/^\.SH EXIT STATUS/,/^\.SH /p' "$MANTXT")
-for e in 0 1 2 3 4 5 77 126 127; do
+for e in 0 1 2 3 4 5 77 126 127 130; do
 	check "the man page's EXIT STATUS has $e" has_line "$EXITS" "^\\.B .*\\b$e\\b"
 done
 for e in 0 1 2 3 4 5 77; do

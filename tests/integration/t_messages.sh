@@ -174,6 +174,9 @@ for c in "list" "current" "history" "toolkits" "verify" "cache list" "env 9.1.1 
 	assert_json 'isinstance(d, dict) and "error" not in d' "$c --json: one JSON object on stdout, no error"
 done
 rm -f .cudnn-version
+cvm --json list --available
+assert_json 'len(d["available"]) > 50 and len({tuple(sorted(e)) for e in d["available"]}) == 1' \
+	"list --available --json: every entry has the same keys (null where a value is unknown)"
 new_root
 cvm --json verify
 assert_rc 0 "verify --json with no store: exit 0"
