@@ -147,6 +147,8 @@ static const struct command commands[] = {
 
 static void usage(FILE *f)
 {
+	if (f == stdout)
+		cvm_out.json = false;	/* help is text: no document follows it */
 	fprintf(f,
 		"usage: cudnnvm [--root DIR] [--store DIR] [--user] [--manifests DIR] [--mirror URL]\n"
 		"               [--json] [-q|-v] [--no-wait | --lock-timeout SEC] COMMAND [ARGS]\n"
@@ -172,6 +174,8 @@ static void print_lines(const char *text, bool indented)
 
 static void command_help(const struct command *cmd)
 {
+	/* Help is text, --json or not: no document follows it. */
+	cvm_out.json = false;
 	printf("usage: cudnnvm [GLOBAL OPTIONS] %s\n\n%s.\n", cmd->usage, cmd->summary);
 	printf("\noptions:\n");
 	print_lines(cmd->options, true);
@@ -457,6 +461,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			goto out;
 		case 'V':
+			cvm_out.json = false;
 			printf("cudnnvm %s\n", CVM_VERSION_STRING);
 			goto out;
 		default:

@@ -63,6 +63,11 @@ assert_absent "$STORE" "help created no store"
 cvm exec 9.1 -- sh -c 'echo ran' --help
 check "exec: a --help after '--' is the command's, not exec's" lacks "$CVM_OUTF" "^usage:"
 
+cvm --json install --help
+check "--json install --help: the help text only (no JSON document after it)" lacks "$CVM_OUTF" "^[{}]"
+cvm --json --help
+check "--json --help: the help text only" lacks "$CVM_OUTF" "^[{}]"
+
 cvm help no-such-command
 assert_rc 2 "help of an unknown command: exit 2"
 assert_err_contains "no-such-command" "help of an unknown command names it"
