@@ -345,14 +345,18 @@ static int parse_seconds(const char *s, double *out)
 	char *end;
 	double d;
 
-	/* Fractions are fine ("0.5"); nothing else: no sign, no spaces, no "inf", no suffix. */
+	/* Digits and a point ("0.5"); nothing else: no sign, spaces, hex, exponent, "inf", suffix. */
+	if (!*s || s[strspn(s, "0123456789.")])
+		goto bad;
 	errno = 0;
-	d = (*s >= '0' && *s <= '9') || *s == '.' ? strtod(s, &end) : -1;
-	if (d < 0 || errno || *end || d > 86400 * 7)
-		return cvm_usage("cudnnvm", "--lock-timeout '%s': expected a number of seconds "
+	d = strtod(s, &end);
+	if (!errno && !*end && d <= 86400 * 7) {
+		*out = d;
+		return 0;
+	}
+bad:
+	return cvm_usage("cudnnvm", "--lock-timeout '%s': expected a number of seconds "
 				 "from 0 to 604800", cvm_safe(s));
-	*out = d;
-	return 0;
 }
 
 static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, size_t plen,
@@ -501,9 +505,8 @@ int main(int argc, char **argv)
 		r = cvm_store_open(&ctx.store, spath, sdisplay, cmd->flags & CVM_CMD_WRITE);
 		if (r == 0)
 			ctx.store_open = true;
-		else if (r == -ENOENT && !(cmd->flags & CVM_CMD_WRITE))
-			r = 0;	/* no store yet: readers see it empty */
-		else
+		/* No store yet: readers see it empty. */
+		else if (r != -ENOENT || (cmd->flags & CVM_CMD_WRITE))
 			goto out;
 		if (cmd->flags & CVM_CMD_WRITE) {
 			r = cvm_store_check_safe(&ctx.store, NULL);

@@ -70,7 +70,8 @@ for a in "install 9.1 --cuda 12.4 --retries abc:--retries" "install 9.1 --cuda 1
 	"install 9.1 --cuda 12.4 --low-speed-time ' 5':--low-speed-time" \
 	"fetch 9.1 --cuda 12.4 --retries -2:--retries" "fetch 9.1 --cuda 12.4 --connect-timeout 0x10:--connect-timeout" \
 	"smoke --cuda 12.4 --device 1x:--device" "--lock-timeout 5x list:--lock-timeout" \
-	"--lock-timeout -1 list:--lock-timeout" "--lock-timeout inf list:--lock-timeout"; do
+	"--lock-timeout -1 list:--lock-timeout" "--lock-timeout inf list:--lock-timeout" \
+	"--lock-timeout 0x10 list:--lock-timeout" "--lock-timeout 1e3 list:--lock-timeout"; do
 	args=${a%:*}
 	eval "set -- $args"
 	cvm --manifests "$MAN" "$@"
