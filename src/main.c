@@ -254,7 +254,10 @@ int cvm_usage(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	if (!strcmp(cmd, "cudnnvm"))
 		return cvm_err(-CVM_E_USAGE, "%s (see 'cudnnvm --help')", msg);
-	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm --help')", cmd, msg);
+	/* A global option ("--root") points at the global help, a command at its own. */
+	if (cmd[0] == '-' || !find_command(cmd))
+		return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm --help')", cmd, msg);
+	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm %s --help')", cmd, msg, cmd);
 }
 
 /* After getopt_long returned '?' (opterr is 0: we word the message). */

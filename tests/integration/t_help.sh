@@ -68,6 +68,12 @@ check "--json install --help: the help text only (no JSON document after it)" la
 cvm --json --help
 check "--json --help: the help text only" lacks "$CVM_OUTF" "^[{}]"
 
+cvm install --no-such-option
+assert_rc 2 "install --no-such-option: exit 2"
+assert_err_contains "see 'cudnnvm install --help'" "a command's usage error points at that command's --help"
+cvm --no-such-option list
+assert_err_contains "see 'cudnnvm --help'" "a global usage error points at 'cudnnvm --help'"
+
 cvm help no-such-command
 assert_rc 2 "help of an unknown command: exit 2"
 assert_err_contains "no-such-command" "help of an unknown command names it"
