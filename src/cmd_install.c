@@ -814,7 +814,7 @@ out:
 	cvm_extract_child_kill(child);
 	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0) {
 		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display, staged);
-		staged[0] = '\0';
+		staged[0] = '\0';	/* not said to be removed below; the next locked run sweeps it */
 	}
 	if (cvm_interrupted && r < 0) {
 		cvm_progress_stop(&pr);
@@ -823,7 +823,7 @@ out:
 			cvm_err(-EINTR, "interrupted: nothing was installed; the staging folder "
 				"%s/.staging/%s is removed", ctx->store.display, staged);
 		else
-			cvm_err(-EINTR, "interrupted: nothing was installed (the store is as it was)");
+			cvm_err(-EINTR, "interrupted: nothing was installed");
 		/* As a shell reports a command that a signal stopped. */
 		r = 128 + cvm_interrupted;
 	}
