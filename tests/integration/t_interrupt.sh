@@ -80,6 +80,18 @@ assert_rc 0 "the next install resumes and finishes"
 assert_versions "$ID9" "the next install installed $ID9"
 assert_output_contains "resuming" "the next install resumed after the kept bytes"
 
+# ------------------------- Ctrl-C during the extraction: the staging folder goes
+cvm uninstall 9.1.1 --cuda 12.4
+assert_rc 0 "uninstall 9.1.1 (for the next install)"
+for how in "--verify-first" ""; do
+	CUDNNVM_FAULT=install-staged:int cvm --manifests "$MAN" install 9.1.1 --cuda 12.4 --archive "$A9" $how
+	assert_rc 130 "Ctrl-C when the version is staged${how:+ ($how)}: exit 130"
+	assert_err_matches "interrupted: nothing was installed; the staging folder /opt/cudnnvm/\.staging/[^ ]+ is removed" \
+		"Ctrl-C when staged${how:+ ($how)}: it names the staging folder it removed"
+	assert_empty_or_absent "$STORE/.staging" "Ctrl-C when staged${how:+ ($how)}: .staging is empty"
+	assert_empty_or_absent "$STORE/versions" "Ctrl-C when staged${how:+ ($how)}: nothing installed"
+done
+
 # --------------------------------------------- waiting for the lock, on a terminal
 ( exec 9>>"$STORE/.lock" && flock 9 && exec sleep 300 ) &
 HOLDER=$!
