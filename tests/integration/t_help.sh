@@ -53,6 +53,21 @@ for c in "${COMMANDS[@]}"; do
 	check "the man page has an entry for $c" grep -Eq "^(\\.TP|\\.B)?[^a-z]*$c\\b" <(grep -A1 '^\.TP' "$MANTXT")
 done
 
+# The bash completion knows every command, and each command's options.
+COMPL=$TESTS_DIR/../packaging/cudnnvm.bash
+for c in "${COMMANDS[@]}"; do
+	# shellcheck disable=SC1090
+	words=$(bash -c '. "$1"; COMP_WORDS=(cudnnvm "$2" ""); COMP_CWORD=2; _cudnnvm; printf "%s\n" "${COMPREPLY[@]}"' \
+		sh "$COMPL" "$c")
+	top=$(bash -c '. "$1"; COMP_WORDS=(cudnnvm ""); COMP_CWORD=1; _cudnnvm; printf "%s\n" "${COMPREPLY[@]}"' sh "$COMPL")
+	check "the bash completion offers $c" has_line "$top" "^$c\$"
+	cvm "$c" --help
+	mapfile -t copts < <(grep -oE -- '^  --[a-z0-9-]+' "$CVM_OUTF" | sed 's/^  //' | sort -u)
+	for o in "${copts[@]}"; do
+		check "the bash completion offers $c $o" has_line "$words" "^$o\$"
+	done
+done
+
 # Help never needs a store, a lock or root: nothing is created.
 new_root
 cvm install --help
