@@ -480,7 +480,7 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		r = -CVM_E_USAGE;
+		r = cvm_usage("cudnnvm", "a COMMAND is needed");
 		goto out;
 	}
 	cmd = find_command(argv[optind]);

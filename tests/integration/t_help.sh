@@ -89,6 +89,11 @@ assert_err_contains "see 'cudnnvm install --help'" "a command's usage error poin
 cvm --no-such-option list
 assert_err_contains "see 'cudnnvm --help'" "a global usage error points at 'cudnnvm --help'"
 
+cvm
+assert_rc 2 "no command: exit 2"
+assert_err_contains "a COMMAND is needed" "no command: says a COMMAND is needed"
+assert_err_contains "commands:" "no command: the list of commands on stderr"
+
 cvm help no-such-command
 assert_rc 2 "help of an unknown command: exit 2"
 assert_err_contains "no-such-command" "help of an unknown command names it"
