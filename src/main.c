@@ -80,8 +80,8 @@ static const struct command commands[] = {
 	  "uninstall VERSION [--cuda X.Y] [--platform P] [--force]",
 	  "  --cuda X.Y           the build for this CUDA major\n"
 	  "  --platform P         the build for this platform\n"
-	  "  --force              also when active (the version active before it comes back)\n"
-	  "                       or mapped by running processes\n",
+	  "  --force              also when active (the most recently active other installed\n"
+	  "                       version comes back, named first) or mapped by running processes\n",
 	  "cudnnvm uninstall 8.9.6 --cuda 11.8" },
 	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM, "activate an installed version for a CUDA toolkit",
 	  "use [VERSION] [--cuda X.Y] [--no-smoke] [--no-ldconfig]",
@@ -114,7 +114,8 @@ static const struct command commands[] = {
 	  "cudnnvm exec 8.9.7 --cuda 11.8 -- python train.py" },
 	{ "local", cvm_cmd_local, 0, "pin a version for this folder (.cudnn-version)",
 	  "local VERSION",
-	  NULL,
+	  "Writes .cudnn-version here: env, exec, use and install in this folder and below\n"
+	  "take their VERSION from it when none is given.\n",
 	  "cudnnvm local 9.1" },
 	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM, "bring a hand-copied cuDNN under management",
 	  "adopt [--cuda X.Y] [--no-ldconfig]",
@@ -189,7 +190,8 @@ static void command_help(const struct command *cmd)
 			break;
 		}
 	}
-	printf("\nexample:\n  %s\n", cmd->example);
+	printf("\nexample:\n  %s\n\nglobal options (--root, --store, --user, --lock-timeout...): "
+	       "'cudnnvm --help'\n", cmd->example);
 }
 
 static const struct command *find_command(const char *name)
