@@ -96,10 +96,14 @@ static void on_signal(int sig)
 
 void cvm_interrupts_catch(bool catch)
 {
-	struct sigaction sa = { .sa_handler = catch ? on_signal : SIG_DFL };
+	struct sigaction sa = { .sa_handler = catch ? on_signal : SIG_DFL, .sa_flags = SA_RESTART };
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
-	/* No SA_RESTART: a sleep or a blocking read returns at once, to look at the flag. */
+	/*
+	 * SA_RESTART: a read or write in the middle of a step is not failed by
+	 * it; sleeps and poll (curl's wait) are never restarted: they return at
+	 * once, and the step looks at the flag.
+	 */
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);

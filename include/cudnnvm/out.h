@@ -36,8 +36,9 @@ void cvm_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Ctrl-C, SIGTERM, SIGHUP: with cvm_interrupts_catch(true) they only set
- * cvm_interrupted (the signal number), and interrupt sleeps and blocking
- * reads (no SA_RESTART); the long operation looks at it and cleans up.
+ * cvm_interrupted (the signal number) and end a sleep or poll early (reads
+ * and writes are restarted); the long operation looks at it between steps
+ * and cleans up.
  * cvm_interrupts_catch(false) puts the default actions back.
  */
 extern volatile sig_atomic_t cvm_interrupted;
