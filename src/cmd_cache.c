@@ -103,8 +103,10 @@ int cvm_cmd_cache(struct cvm_ctx *ctx, int argc, char **argv)
 			cvm_json_set(o, "partial", cvm_json_bool(part));
 			cvm_json_append(arr, o);
 		} else {
-			cvm_info("%s%-70s %10.1f MB%s", clean ? "removed " : "", de->d_name,
-				 (double)st.st_size / 1e6, part ? "  (partial download)" : "");
+			/* The listing is what 'cache list' is for (printed under -q too). */
+			(clean ? cvm_info : cvm_print)("%s%-70s %10.1f MB%s", clean ? "removed " : "",
+						       de->d_name, (double)st.st_size / 1e6,
+						       part ? "  (partial download)" : "");
 		}
 	}
 	if (d)

@@ -74,7 +74,7 @@ int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv)
 		if (id[0] && cvm_store_parse_id(id, ver, sizeof(ver), &major, plat, sizeof(plat)) < 0)
 			ver[0] = '\0';
 		if (!cvm_out.json) {
-			cvm_info("CUDA %-6s %-28s %s", cuda, t[i].display, id[0] ? id : "(none)");
+			cvm_print("CUDA %-6s %-28s %s", cuda, t[i].display, id[0] ? id : "(none)");
 			continue;
 		}
 		cvm_json *o = cvm_json_object();

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* env: print the environment that selects a version without root. */
+#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -7,6 +8,7 @@
 
 #include "cudnnvm/cli.h"
 #include "cudnnvm/error.h"
+#include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
@@ -28,6 +30,34 @@ static void quoted(const char *s, const char *esc)
 			putchar(*s);
 	}
 	putchar('\'');
+}
+
+/* --json: {"id", "path", "set": {VAR: value}, "prepend": {VAR: folder}} (host paths). */
+static int json_env(const char *id, const char *dir)
+{
+	cvm_json *o = cvm_json_object(), *set = cvm_json_object(), *pre = cvm_json_object();
+	char val[PATH_MAX + 16];
+	int r = -ENOMEM;
+
+	if (!o || !set || !pre)
+		goto out;
+	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+		cvm_json_set(set, plain[i], cvm_json_string(dir));
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
+		snprintf(val, sizeof(val), "%s/%s", dir, lists[i].sub);
+		cvm_json_set(pre, lists[i].var, cvm_json_string(val));
+	}
+	cvm_json_set(o, "id", cvm_json_string(id));
+	cvm_json_set(o, "path", cvm_json_string(dir));
+	cvm_json_set(o, "set", set);
+	cvm_json_set(o, "prepend", pre);
+	set = pre = NULL;
+	r = cvm_json_print(o);
+out:
+	cvm_json_free(set);
+	cvm_json_free(pre);
+	cvm_json_free(o);
+	return r;
 }
 
 int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
@@ -67,6 +97,8 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 		r = cvm_store_check_safe(&ctx->store, id);
 	if (r < 0)
 		return r;
+	if (cvm_out.json)
+		return json_env(id, dir);
 	printf("# cuDNN %s (eval \"$(cudnnvm env)\" to use it)\n", id);
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		if (!strcmp(shell, "fish"))

@@ -68,5 +68,8 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 	cvm_verbose("running %s with cuDNN %s", argv[optind], id);
 	fflush(NULL);
 	execvp(argv[optind], argv + optind);
-	return cvm_err(-errno, "cannot run '%s': %s", cvm_safe(argv[optind]), strerror(errno));
+	/* As env(1) and the shells: 127 when there is no such command, 126 when it cannot run. */
+	r = errno;
+	cvm_err(-r, "cannot run '%s': %s", cvm_safe(argv[optind]), strerror(r));
+	return r == ENOENT || r == ENOTDIR ? 127 : 126;
 }

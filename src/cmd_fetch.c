@@ -45,13 +45,11 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 			platform = optarg;
 			break;
 		case 'C':
-			fo.connect_timeout_s = atol(optarg);
-			break;
 		case 'L':
-			fo.low_speed_time_s = atol(optarg);
-			break;
 		case 'R':
-			fo.retries = atoi(optarg);
+			r = cvm_cli_fetch_opt("fetch", c, optarg, &fo);
+			if (r < 0)
+				return r;
 			break;
 		default:
 			return cvm_usage_bad_option("fetch", argv);
@@ -65,6 +63,8 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 		return cvm_usage("fetch", "--cuda '%s': expected a CUDA version such as 12.4", cvm_safe(cuda));
 	if (!platform)
 		platform = cvm_host_platform();
+	if (!platform)
+		return cvm_err(-CVM_E_NOTFOUND, "unknown host platform: give --platform");
 	r = cvm_catalogue_load(&cat, ctx->manifests);
 	if (r == 0)
 		r = cvm_catalogue_resolve(&cat, argv[optind], major, platform, &rel, &b);
@@ -91,7 +91,7 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 	} else {
 		cvm_info("%s %s (SHA-256 matches): install it offline with "
 			 "'cudnnvm install %s --cuda %s --offline'", verified ? "downloaded" : "cached",
-			 path, rel->label, cuda);
+			 path, b->version_str, cuda);
 	}
 out:
 	if (fd >= 0)

@@ -31,7 +31,7 @@ static int show(struct cvm_ctx *ctx, const char *cuda, cvm_json *arr)
 		time_t t = (time_t)e[i].time;
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
 		if (!arr) {
-			cvm_info("%s  %-8s CUDA %-5s %-10s %s -> %s  (%s)", when, e[i].user, cuda,
+			cvm_print("%s  %-8s CUDA %-5s %-10s %s -> %s  (%s)", when, e[i].user, cuda,
 				 e[i].kind, e[i].from[0] ? e[i].from : "(none)",
 				 e[i].to[0] ? e[i].to : "(none)", e[i].command);
 			continue;

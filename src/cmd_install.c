@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cudnnvm/activate.h"
 #include "cudnnvm/archive.h"
 #include "cudnnvm/bundle.h"
 #include "cudnnvm/cache.h"
@@ -33,12 +34,16 @@
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/record.h"
+#include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
 
 struct install {
 	const char *spec, *cuda, *archive, *sha256, *platform, *bundle;
 	bool force;
+	bool use;			/* --use: then activate it, as 'use' does */
+	bool already;			/* it was installed before this run */
+	char pin[160];			/* VERSION from .cudnn-version */
 	unsigned jobs;			/* --jobs: xz decoder threads; 0 = one per CPU */
 	bool verify_first;		/* --verify-first: hash all before decoding a byte */
 	bool offline;			/* --offline: the cache or nothing */
@@ -69,17 +74,14 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-static int parse_jobs(const char *s, unsigned *out)
+static int parse_jobs(const char *what, const char *s, unsigned *out)
 {
-	char *end;
-	unsigned long v;
+	long v;
+	int r = cvm_cli_number("install", what, s, 1, 256, &v);
 
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || end == s || *end || *s == '-' || *s == '+' || v < 1 || v > 256)
-		return -CVM_E_USAGE;
-	*out = (unsigned)v;
-	return 0;
+	if (r == 0)
+		*out = (unsigned)v;
+	return r;
 }
 
 /* The CPUs this process may run on (the online ones, as far as its affinity allows). */
@@ -117,13 +119,12 @@ static int parse(struct install *in, int argc, char **argv)
 	};
 	uint8_t bin[CVM_SHA256_LEN];
 	const char *env;
-	int c, minor;
+	int c, minor, r;
 
 	/* The defaults of --jobs and --verify-first can come from the environment. */
 	env = getenv("CUDNNVM_JOBS");
-	if (env && *env && parse_jobs(env, &in->jobs) < 0)
-		return cvm_usage("install", "CUDNNVM_JOBS='%s': expected a number of threads from 1 to 256",
-				 cvm_safe(env));
+	if (env && *env && parse_jobs("CUDNNVM_JOBS", env, &in->jobs) < 0)
+		return -CVM_E_USAGE;
 	env = getenv("CUDNNVM_VERIFY_FIRST");
 	in->verify_first = env && *env && strcmp(env, "0");
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -146,9 +147,8 @@ static int parse(struct install *in, int argc, char **argv)
 			in->force = true;
 			break;
 		case 'j':
-			if (parse_jobs(optarg, &in->jobs) < 0)
-				return cvm_usage("install", "--jobs '%s': expected a number of threads "
-						 "from 1 to 256", cvm_safe(optarg));
+			if (parse_jobs("--jobs", optarg, &in->jobs) < 0)
+				return -CVM_E_USAGE;
 			break;
 		case 'V':
 			in->verify_first = true;
@@ -157,16 +157,15 @@ static int parse(struct install *in, int argc, char **argv)
 			in->offline = true;
 			break;
 		case 'C':
-			in->fo.connect_timeout_s = atol(optarg);
-			break;
 		case 'L':
-			in->fo.low_speed_time_s = atol(optarg);
-			break;
 		case 'R':
-			in->fo.retries = atoi(optarg);
+			r = cvm_cli_fetch_opt("install", c, optarg, &in->fo);
+			if (r < 0)
+				return r;
 			break;
 		case 'U':
-			return cvm_usage("install", "--use is not available yet: run 'cudnnvm use' afterwards");
+			in->use = true;
+			break;
 		case 'B':
 			in->bundle = optarg;
 			break;
@@ -176,10 +175,17 @@ static int parse(struct install *in, int argc, char **argv)
 	}
 	if (in->bundle && in->archive)
 		return cvm_usage("install", "--bundle and --archive: give one of them");
-	if (optind + 1 != argc && !(in->bundle && optind == argc))
-		return cvm_usage("install", optind >= argc ? "a VERSION is needed, e.g. 8.9.7"
-							  : "one VERSION only");
-	in->spec = optind < argc ? argv[optind] : NULL;
+	if (optind + 1 < argc)
+		return cvm_usage("install", "one VERSION only");
+	if (in->bundle) {
+		/* A bundle names its version: VERSION, when given, is what it must hold. */
+		in->spec = optind < argc ? argv[optind] : NULL;
+	} else {
+		r = cvm_pin_spec("install", optind < argc ? argv[optind] : NULL, in->pin,
+				 sizeof(in->pin), &in->spec);
+		if (r < 0)
+			return r;
+	}
 	if (in->sha256) {
 		if (strlen(in->sha256) != 64 || cvm_hex_decode(in->sha256, bin, sizeof(bin)) < 0)
 			return cvm_usage("install", "--sha256 '%s': expected 64 hex digits",
@@ -305,12 +311,32 @@ static int check_content(int dirfd, struct install *in, const char *staged, stru
 	return 0;
 }
 
-static int report(const struct cvm_ctx *ctx, const struct install *in, bool already)
+/* install's JSON document (NULL on ENOMEM; the caller frees it). */
+static cvm_json *install_doc(const char *path, const struct install *in)
+{
+	cvm_json *o = cvm_json_object();
+
+	if (!o)
+		return NULL;
+	cvm_json_set(o, "id", cvm_json_string(in->id));
+	cvm_json_set(o, "version", cvm_json_string(in->version));
+	cvm_json_set(o, "release", cvm_json_string(in->release));
+	cvm_json_set(o, "cuda_major", cvm_json_integer(in->cuda_major));
+	cvm_json_set(o, "platform", cvm_json_string(in->platform));
+	cvm_json_set(o, "path", cvm_json_string(path));
+	cvm_json_set(o, "already_installed", cvm_json_bool(in->already));
+	/* --use fills it in afterwards; without --use it stays null. */
+	cvm_json_set(o, "use", cvm_json_string(NULL));
+	return o;
+}
+
+static int report(const struct cvm_ctx *ctx, struct install *in, bool already)
 {
 	char path[4096];
 	cvm_json *o;
 	int r;
 
+	in->already = already;
 	r = cvm_fmt(path, sizeof(path), "%s/versions/%s", ctx->store.display, in->id);
 	if (r < 0)
 		return r;
@@ -321,16 +347,9 @@ static int report(const struct cvm_ctx *ctx, const struct install *in, bool alre
 			cvm_info("installed %s in %s", in->id, path);
 		return 0;
 	}
-	o = cvm_json_object();
+	o = install_doc(path, in);
 	if (!o)
 		return -ENOMEM;
-	cvm_json_set(o, "id", cvm_json_string(in->id));
-	cvm_json_set(o, "version", cvm_json_string(in->version));
-	cvm_json_set(o, "release", cvm_json_string(in->release));
-	cvm_json_set(o, "cuda_major", cvm_json_integer(in->cuda_major));
-	cvm_json_set(o, "platform", cvm_json_string(in->platform));
-	cvm_json_set(o, "path", cvm_json_string(path));
-	cvm_json_set(o, "already_installed", cvm_json_bool(already));
 	r = cvm_json_print(o);
 	cvm_json_free(o);
 	return r;
@@ -356,14 +375,104 @@ static bool speculate(const struct install *in, char *why, size_t len)
 	return true;
 }
 
+/*
+ * When the archive given is not the file VERSION resolved to, what to say
+ * about it (in buf, "" otherwise): which release VERSION means ("9.19" is
+ * the newest 9.19, 9.19.1.2) and, when the file's name says, which one
+ * the file is, with the command that installs it.
+ */
+static const char *other_archive(const struct install *in, char *buf, size_t len)
+{
+	char top[256], ver[64], plat[64];
+	const char *name = base_name(in->archive), *end;
+	int major;
+
+	buf[0] = '\0';
+	if (!in->build || !strcmp(name, in->build->file_name))
+		return buf;
+	end = strstr(name, "-archive");
+	if (end && (size_t)(end - name) + 9 <= sizeof(top)) {
+		snprintf(top, sizeof(top), "%.*s-archive", (int)(end - name), name);
+		if (cvm_entry_top_version(top, ver, sizeof(ver), &major, plat, sizeof(plat)) == 0 &&
+		    strcmp(ver, in->version)) {
+			snprintf(buf, len, "; '%s' resolved to cuDNN %s (%s), but this archive is "
+				 "named for cuDNN %s (CUDA %d): to install it, name its version: "
+				 "cudnnvm install %s --archive %s", cvm_safe(in->spec), in->version,
+				 cvm_safe(in->build->file_name), cvm_safe(ver), major, cvm_safe(ver),
+				 cvm_safe(in->archive));
+			return buf;
+		}
+	}
+	snprintf(buf, len, "; '%s' resolved to cuDNN %s, whose archive is %s, not %s",
+		 cvm_safe(in->spec), in->version, cvm_safe(in->build->file_name), cvm_safe(name));
+	return buf;
+}
+
 static int check_hash(const struct install *in, const char *got)
 {
+	char hint[1024];
+
 	if (strcmp(got, in->want_sha))
-		return cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s (%s), got %s",
+		return cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s (%s), got %s%s",
 			       cvm_safe(in->archive), in->want_sha,
-			       in->sha256 ? "--sha256" : in->rel->source, got);
+			       in->sha256 ? "--sha256" : in->rel->source, got,
+			       other_archive(in, hint, sizeof(hint)));
 	return 0;
 }
+
+/*
+ * An installed id and an archive given: the archive must be the one it was
+ * installed from (record.json's SHA-256), else it is said, not ignored.
+ * got: the archive's SHA-256. 0, or -CVM_E_INTEGRITY (printed).
+ */
+static int same_as_installed(struct cvm_ctx *ctx, const struct install *in, const char *got)
+{
+	struct cvm_record rec = { 0 };
+	int fd, r;
+
+	fd = cvm_store_open_version(&ctx->store, in->id);
+	if (fd < 0)
+		return cvm_err(fd, "cannot open %s/versions/%s: %s", ctx->store.display, in->id,
+			       strerror(-fd));
+	r = cvm_record_read(fd, in->id, &rec);
+	close(fd);
+	if (r < 0)
+		return r;
+	if (strcmp(rec.archive_sha256, got))
+		r = cvm_err(-CVM_E_INTEGRITY, "%s is installed already, from another archive (%s, "
+			    "SHA-256 %s); '%s' has SHA-256 %s: --force replaces the installed "
+			    "version with this archive", in->id, cvm_safe(rec.archive ? rec.archive : "?"),
+			    rec.archive_sha256, cvm_safe(in->archive), got);
+	cvm_record_release(&rec);
+	return r;
+}
+
+/* The SHA-256 of the --archive of an installed id (only hashed, never decoded). */
+static int hash_given(const struct install *in, char *got)
+{
+	uint8_t d[CVM_SHA256_LEN];
+	struct stat st;
+	uint64_t n;
+	int fd, r;
+
+	fd = open(in->archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return cvm_err(-errno, "cannot open '%s': %s", cvm_safe(in->archive), strerror(errno));
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in->archive));
+		goto out;
+	}
+	r = cvm_sha256_fd(fd, d, &n, NULL, NULL);
+	if (r < 0) {
+		r = cvm_err(r, "cannot read '%s': %s", cvm_safe(in->archive), strerror(-r));
+		goto out;
+	}
+	cvm_hex_encode(d, sizeof(d), got);
+out:
+	close(fd);
+	return r;
+}
+
 
 /* With --sha256, once the top folder is known: the id; 1 when it is installed already. */
 static int id_from_top(struct cvm_ctx *ctx, struct install *in)
@@ -518,28 +627,30 @@ static int install_bundle(struct cvm_ctx *ctx, struct install *in)
 				     in->cuda_major, in->force, &in->fo };
 	struct cvm_bundle_result res;
 	struct cvm_version v;
-	char plat[64];
 	int r;
 
 	r = cvm_bundle_install(ctx, &o, &res);
 	if (r < 0)
 		return r;
 	snprintf(in->id, sizeof(in->id), "%s", res.id);
-	r = cvm_store_parse_id(res.id, in->version, sizeof(in->version), &in->cuda_major, plat,
-			       sizeof(plat));
+	r = cvm_store_parse_id(res.id, in->version, sizeof(in->version), &in->cuda_major,
+			       in->top_platform, sizeof(in->top_platform));
 	if (r < 0)
 		return r;
-	in->platform = plat;
+	in->platform = in->top_platform;
 	r = cvm_version_parse(in->version, &v);
 	v.n = 3;
 	if (r == 0)
 		r = cvm_version_format(&v, in->release, sizeof(in->release));
-	return r < 0 ? r : report(ctx, in, res.already);
+	if (r < 0)
+		return r;
+	if (!res.already)
+		cvm_modulefiles_refresh(ctx);
+	return report(ctx, in, res.already);
 }
 
-int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
+static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct install *in)
 {
-	struct install in = { 0 };
 	struct cvm_catalogue cat = { 0 };
 	struct cvm_extract x = { 0 };
 	struct cvm_extract_opts xo = { 0 };
@@ -548,51 +659,63 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 	struct pipeline pl = { { &pl, pipeline_opened, pipeline_hashed, pipeline_restarted },
 			       .sfd = -1, .rfd = -1 };
 	struct cvm_cudnn_tree tree;
-	struct cvm_progress pr;
+	struct cvm_progress pr = { 0 };
 	struct cvm_record rec = { 0 };
 	struct rusage ru;
 	struct stat st;
 	uint8_t digest[CVM_SHA256_LEN];
-	char got[CVM_SHA256_HEX], staged[256] = "", why[128], first[4096];
+	char got[CVM_SHA256_HEX], staged[256] = "", why[128], first[4096], hint[1024];
 	int fd = -1, sfd = -1, r, have_first = 0;
 	uint64_t hashed = 0;
 	long long t0, t1;
 	bool spec;
 
-	in.fo.retries = -1;
-	r = parse(&in, argc, argv);
-	if (r == 0 && in.bundle)
-		return install_bundle(ctx, &in);
+	in->fo.retries = -1;
+	r = parse(in, argc, argv);
+	if (r == 0 && in->use)
+		r = cvm_cli_refuse_user(ctx, "install --use");
+	if (r == 0 && in->bundle)
+		return install_bundle(ctx, in);
 	if (r == 0)
-		r = cuda_major(ctx, &in);
+		r = cuda_major(ctx, in);
+	if (r == 0 && !in->sha256 && !in->platform && !(in->platform = cvm_host_platform()))
+		r = cvm_err(-CVM_E_NOTFOUND, "unknown host platform: give --platform");
 	if (r < 0)
 		return r;
-	if (!in.sha256) {
-		if (!in.platform)
-			in.platform = cvm_host_platform();
-		if (!in.platform)
-			return cvm_err(-CVM_E_NOTFOUND, "unknown host platform: give --platform");
+	/* Ctrl-C stops the download or the extraction at the next step, which cleans up (at out). */
+	cvm_interrupts_catch(true);
+	if (!in->sha256) {
 		r = cvm_catalogue_load(&cat, ctx->manifests);
 		if (r < 0)
 			goto out;
-		r = cvm_catalogue_resolve(&cat, in.spec, in.cuda_major, in.platform, &in.rel, &in.build);
+		r = cvm_catalogue_resolve(&cat, in->spec, in->cuda_major, in->platform, &in->rel,
+					   &in->build);
 		if (r < 0)
 			goto out;
-		snprintf(in.want_sha, sizeof(in.want_sha), "%s", in.build->sha256);
-		snprintf(in.version, sizeof(in.version), "%s", in.build->version_str);
-		snprintf(in.release, sizeof(in.release), "%s", in.rel->label);
-		r = cvm_store_id(in.id, sizeof(in.id), in.version, in.cuda_major, in.platform);
+		snprintf(in->want_sha, sizeof(in->want_sha), "%s", in->build->sha256);
+		snprintf(in->version, sizeof(in->version), "%s", in->build->version_str);
+		snprintf(in->release, sizeof(in->release), "%s", in->rel->label);
+		r = cvm_store_id(in->id, sizeof(in->id), in->version, in->cuda_major, in->platform);
 		if (r < 0)
 			goto out;
-		cvm_verbose("%s resolves to %s (%s, %s)", in.spec, in.id, in.build->file_name,
-			    in.rel->source);
-		if (cvm_store_has(&ctx->store, in.id) && !in.force) {
-			r = report(ctx, &in, true);
+		cvm_verbose("%s resolves to %s (%s, %s)", in->spec, in->id, in->build->file_name,
+			    in->rel->source);
+		if (cvm_store_has(&ctx->store, in->id) && !in->force) {
+			if (in->archive) {
+				r = hash_given(in, got);
+				if (r == 0)
+					r = check_hash(in, got);
+				if (r == 0)
+					r = same_as_installed(ctx, in, got);
+				if (r < 0)
+					goto out;
+			}
+			r = report(ctx, in, true);
 			goto out;
 		}
 	}
-	if (!in.archive) {
-		if (!in.build) {
+	if (!in->archive) {
+		if (!in->build) {
 			r = cvm_usage("install", "--sha256 goes with --archive (the catalogue names the "
 				      "archive otherwise)");
 			goto out;
@@ -601,28 +724,28 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		 * The cache, else the mirror. Either way the descriptor is hashed
 		 * exactly once: a cached file is checked here, a download as it arrives.
 		 */
-		if (!in.verify_first && speculate(&in, why, sizeof(why))) {
+		if (!in->verify_first && speculate(in, why, sizeof(why))) {
 			pl.ctx = ctx;
-			pl.in = &in;
+			pl.in = in;
 			pl.xo = &xo;
-			xo.archive_size = in.build->has_size ? in.build->size : 0;
+			xo.archive_size = in->build->has_size ? in->build->size : 0;
 			xo.max_bytes = xo.archive_size * 16 + (64u << 20);
 			xo.jobs = 1;
 			xo.follow = true;
-			in.fo.hooks = &pl.hooks;
+			in->fo.hooks = &pl.hooks;
 		}
-		fd = cvm_cache_open(ctx, in.build, in.offline, false, &in.fo, in.cache_path,
-				    sizeof(in.cache_path), &in.verified);
-		if (fd >= 0 && !in.verified) {
-			if (cvm_cache_check(fd, in.build, in.cache_path) == 0) {
-				in.verified = true;
+		fd = cvm_cache_open(ctx, in->build, in->offline, false, &in->fo, in->cache_path,
+				    sizeof(in->cache_path), &in->verified);
+		if (fd >= 0 && !in->verified) {
+			if (cvm_cache_check(fd, in->build, in->cache_path) == 0) {
+				in->verified = true;
 			} else {
 				close(fd);
-				cvm_cache_discard(ctx, in.build);
-				fd = in.offline ? -CVM_E_INTEGRITY
-						: cvm_cache_open(ctx, in.build, false, true, &in.fo,
-								 in.cache_path, sizeof(in.cache_path),
-								 &in.verified);
+				cvm_cache_discard(ctx, in->build);
+				fd = in->offline ? -CVM_E_INTEGRITY
+						: cvm_cache_open(ctx, in->build, false, true, &in->fo,
+								 in->cache_path, sizeof(in->cache_path),
+								 &in->verified);
 			}
 		}
 		if (fd < 0 || pl.error) {
@@ -630,32 +753,33 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 			pipeline_stop(&pl);
 			goto out;
 		}
-		in.archive = in.cache_path;
+		in->archive = in->cache_path;
 	}
 
 	/* One descriptor from here on: what is hashed is what is extracted. */
 	if (fd < 0)
-		fd = open(in.archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = open(in->archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0) {
-		r = cvm_err(-errno, "cannot open '%s': %s", cvm_safe(in.archive), strerror(errno));
+		r = cvm_err(-errno, "cannot open '%s': %s", cvm_safe(in->archive), strerror(errno));
 		goto out;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in.archive));
+		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in->archive));
 		goto out;
 	}
-	if (in.build && in.build->has_size && (uint64_t)st.st_size != in.build->size) {
-		r = cvm_err(-CVM_E_INTEGRITY, "'%s' has %llu bytes, but %s says %s has %llu",
-			    cvm_safe(in.archive), (unsigned long long)st.st_size, in.rel->source,
-			    in.build->file_name, (unsigned long long)in.build->size);
+	if (in->build && in->build->has_size && (uint64_t)st.st_size != in->build->size) {
+		r = cvm_err(-CVM_E_INTEGRITY, "'%s' has %llu bytes, but %s says %s has %llu%s",
+			    cvm_safe(in->archive), (unsigned long long)st.st_size, in->rel->source,
+			    in->build->file_name, (unsigned long long)in->build->size,
+			    other_archive(in, hint, sizeof(hint)));
 		goto out;
 	}
 	xo.archive_size = (uint64_t)st.st_size;
 	/* A cuDNN archive expands about 1.5-3x; 16x and 64 MiB leave room for any real one. */
 	xo.max_bytes = (uint64_t)st.st_size * 16 + (64u << 20);
-	xo.jobs = in.jobs ? in.jobs : default_jobs();
+	xo.jobs = in->jobs ? in->jobs : default_jobs();
 	xo.follow = false;
-	spec = !in.verified && speculate(&in, why, sizeof(why));
+	spec = !in->verified && speculate(in, why, sizeof(why));
 	t0 = cvm_now_ms();
 	if (pl.child) {
 		/* The download matched its hash: the child may read it to the end. */
@@ -670,15 +794,15 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		cvm_progress_start(&sb.pr, "decoding", (uint64_t)st.st_size);
 		spec_tick(&sb, cvm_extract_child_position(child));
 		spec = true;
-		snprintf(got, sizeof(got), "%s", in.want_sha);
+		snprintf(got, sizeof(got), "%s", in->want_sha);
 		hashed = (uint64_t)st.st_size;
 		r = 0;
-	} else if (in.verified) {
+	} else if (in->verified) {
 		/* Hashed already, through this very descriptor: no second pass. */
-		snprintf(got, sizeof(got), "%s", in.want_sha);
+		snprintf(got, sizeof(got), "%s", in->want_sha);
 		hashed = (uint64_t)st.st_size;
 		r = 0;
-		cvm_verbose("%s was verified as it was read", in.archive);
+		cvm_verbose("%s was verified as it was read", in->archive);
 	} else if (spec) {
 		/*
 		 * Decoding starts now, in a child that can write nothing but
@@ -688,13 +812,13 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		 */
 		cvm_verbose("extracting while verifying: in a confined process (%s), kept only if "
 			    "the SHA-256 matches", why);
-		r = cvm_store_stage(&ctx->store, in.id[0] ? in.id : "pending", staged, sizeof(staged),
+		r = cvm_store_stage(&ctx->store, in->id[0] ? in->id : "pending", staged, sizeof(staged),
 				    &sfd);
 		if (r < 0) {
 			staged[0] = '\0';
 			goto out;
 		}
-		r = cvm_extract_spawn(fd, in.archive, &xo, sfd, &child);
+		r = cvm_extract_spawn(fd, in->archive, &xo, sfd, &child);
 		if (r < 0)
 			goto out;
 		sb.child = child;
@@ -707,13 +831,17 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		cvm_progress_end(&pr);
 	}
 	if (r < 0) {
-		r = cvm_err(r, "cannot read '%s': %s", cvm_safe(in.archive), strerror(-r));
+		r = cvm_err(r, "cannot read '%s': %s", cvm_safe(in->archive), strerror(-r));
 		goto out;
 	}
-	if (!in.verified)
+	if (!in->verified)
 		cvm_hex_encode(digest, sizeof(digest), got);
+	if (cvm_interrupted) {
+		r = -EINTR;
+		goto out;
+	}
 	/* A mismatch kills the child and discards what it wrote (at out). */
-	r = check_hash(&in, got);
+	r = check_hash(in, got);
 	if (r < 0) {
 		if (child)
 			cvm_verbose("the extraction process %s; what it wrote is discarded",
@@ -723,32 +851,34 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	t1 = cvm_now_ms();
-	cvm_verbose("SHA-256 of %s matches (%llu bytes, %lld ms)", base_name(in.archive),
+	cvm_verbose("SHA-256 of %s matches (%llu bytes, %lld ms)", base_name(in->archive),
 		    (unsigned long long)hashed, t1 - t0);
 	cvm_fault("install-verified");
 
-	if (in.sha256) {
+	if (in->sha256) {
 		if (child) {
 			r = have_first = cvm_extract_child_first(child, first, sizeof(first));
 			if (r == 1) {
-				take_top(&in, first);
-				r = id_from_top(ctx, &in);
+				take_top(in, first);
+				r = id_from_top(ctx, in);
 			}
 		} else {
-			r = id_from_archive(ctx, &in, fd);
+			r = id_from_archive(ctx, in, fd);
+		}
+		if (r == 1) {
+			r = same_as_installed(ctx, in, got);
+			if (r == 0)
+				r = report(ctx, in, true);
+			goto out;
 		}
 		if (r < 0)
 			goto out;
-		if (r == 1) {
-			r = report(ctx, &in, true);
-			goto out;
-		}
 	}
 	if (child) {
 		r = cvm_extract_child_wait(child, &x, spec_tick, &sb);
 		child = NULL;
-		if (r == 0 && in.sha256 && have_first != 1)
-			r = cvm_err(-CVM_E_LAYOUT, "'%s' is empty", cvm_safe(in.archive));
+		if (r == 0 && in->sha256 && have_first != 1)
+			r = cvm_err(-CVM_E_LAYOUT, "'%s' is empty", cvm_safe(in->archive));
 		if (r == 1) {
 			/* The child could not do it: start again here, on the verified archive. */
 			cvm_filelist_release(&x.files);
@@ -760,14 +890,16 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 			if (r < 0)
 				goto out;
 			spec = false;
-			if (in.sha256 && have_first != 1) {
-				r = id_from_archive(ctx, &in, fd);
-				if (r < 0)
-					goto out;
+			if (in->sha256 && have_first != 1) {
+				r = id_from_archive(ctx, in, fd);
 				if (r == 1) {
-					r = report(ctx, &in, true);
+					r = same_as_installed(ctx, in, got);
+					if (r == 0)
+						r = report(ctx, in, true);
 					goto out;
 				}
+				if (r < 0)
+					goto out;
 			}
 		} else if (r < 0) {
 			goto out;
@@ -776,16 +908,16 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (!spec) {
-		r = cvm_store_stage(&ctx->store, in.id, staged, sizeof(staged), &sfd);
+		r = cvm_store_stage(&ctx->store, in->id, staged, sizeof(staged), &sfd);
 		if (r < 0) {
 			staged[0] = '\0';
 			goto out;
 		}
-		r = cvm_extract_run(fd, in.archive, &xo, sfd, &x);
+		r = cvm_extract_run(fd, in->archive, &xo, sfd, &x);
 		if (r < 0)
 			goto out;
 	}
-	r = check_unchanged(&in, fd, &st);
+	r = check_unchanged(in, fd, &st);
 	if (r < 0)
 		goto out;
 	cvm_verbose("extracted %zu entries, %llu bytes (%s%s%s) in %lld ms", x.files.n,
@@ -796,18 +928,18 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 			    ru.ru_maxrss >> 10, (unsigned long long)(x.child_peak_rss >> 20));
 	else if (getrusage(RUSAGE_SELF, &ru) == 0)
 		cvm_verbose("peak memory: %ld MiB", ru.ru_maxrss >> 10);
-	r = check_content(sfd, &in, staged, &tree);
+	r = check_content(sfd, in, staged, &tree);
 	if (r < 0)
 		goto out;
 
-	rec.id = in.id;
-	rec.version = in.version;
-	rec.release = in.release;
-	rec.platform = (char *)in.platform;
-	rec.cuda_major = in.cuda_major;
-	rec.archive = (char *)base_name(in.archive);
-	rec.relative_path = in.build ? in.build->relative_path : NULL;
-	rec.manifest = in.rel ? in.rel->source : NULL;
+	rec.id = in->id;
+	rec.version = in->version;
+	rec.release = in->release;
+	rec.platform = (char *)in->platform;
+	rec.cuda_major = in->cuda_major;
+	rec.archive = (char *)base_name(in->archive);
+	rec.relative_path = in->build ? in->build->relative_path : NULL;
+	rec.manifest = in->rel ? in->rel->source : NULL;
 	memcpy(rec.archive_sha256, got, sizeof(got));
 	rec.archive_size = hashed;
 	rec.installed_at = (int64_t)time(NULL);
@@ -816,29 +948,104 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 	rec.library = tree.library;
 	r = cvm_record_write(sfd, &rec, &x.files);
 	if (r < 0) {
-		r = cvm_err(r, "cannot write the record of %s: %s", in.id, strerror(-r));
+		r = cvm_err(r, "cannot write the record of %s: %s", in->id, strerror(-r));
 		goto out;
 	}
 	cvm_fault("install-staged");
+	if (cvm_interrupted) {
+		r = -EINTR;
+		goto out;
+	}
+	/* From the commit on it is installed: a Ctrl-C now stops the process as usual. */
+	cvm_interrupts_catch(false);
 	t1 = cvm_now_ms();
-	r = cvm_store_commit(&ctx->store, staged, in.id, in.force);
+	r = cvm_store_commit(&ctx->store, staged, in->id, in->force);
 	if (r < 0)
 		goto out;
 	staged[0] = '\0';
 	cvm_modulefiles_refresh(ctx);
 	cvm_verbose("committed in %lld ms (one syncfs, then the rename)", cvm_now_ms() - t1);
-	r = report(ctx, &in, false);
+	r = report(ctx, in, false);
 out:
 	/* The child first: nothing may be writing into staging while it is removed. */
 	cvm_extract_child_kill(child);
 	pipeline_stop(&pl);
-	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0)
+	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0) {
 		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display, staged);
+		staged[0] = '\0';	/* not said to be removed below; the next locked run sweeps it */
+	}
+	if (cvm_interrupted && r < 0) {
+		cvm_progress_stop(&pr);
+		cvm_progress_stop(&sb.pr);
+		if (staged[0])
+			cvm_err(-EINTR, "interrupted: nothing was installed; the staging folder "
+				"%s/.staging/%s is removed", ctx->store.display, staged);
+		else
+			cvm_err(-EINTR, "interrupted: nothing was installed");
+		/* As a shell reports a command that a signal stopped. */
+		r = 128 + cvm_interrupted;
+	}
+	cvm_interrupts_catch(false);
 	if (sfd >= 0)
 		close(sfd);
 	if (fd >= 0)
 		close(fd);
 	cvm_filelist_release(&x.files);
 	cvm_catalogue_release(&cat);
+	return r;
+}
+
+/*
+ * install --use: then the activation 'use' makes (smoke test included), on
+ * the toolkit --cuda names or the default one, by 'use' itself. With
+ * --json, install's document gets use's fields under "use".
+ */
+static int use_installed(struct cvm_ctx *ctx, const struct install *in)
+{
+	struct cvm_toolkit tk = { 0 };
+	char cuda[16], before[160], path[4096];
+	char *av[] = { "use", (char *)in->id, "--cuda", cuda, NULL };
+	cvm_json *o = NULL, *u;
+	int r;
+
+	r = cvm_toolkit_select(ctx->root, in->cuda, &tk);
+	if (r < 0)
+		return r;
+	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
+	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
+		before[0] = '\0';
+	optind = 0;	/* a full reset for use's getopt */
+	r = cvm_cmd_use(ctx, 4, av);
+	if (r < 0 || !cvm_out.json)
+		goto out;
+	r = cvm_fmt(path, sizeof(path), "%s/versions/%s", ctx->store.display, in->id);
+	if (r < 0)
+		goto out;
+	o = install_doc(path, in);
+	u = cvm_json_object();
+	if (!o || !u) {
+		cvm_json_free(u);
+		r = -ENOMEM;
+		goto out;
+	}
+	cvm_json_set(u, "cuda", cvm_json_string(cuda));
+	cvm_json_set(u, "toolkit", cvm_json_string(tk.display));
+	cvm_json_set(u, "id", cvm_json_string(in->id));
+	cvm_json_set(u, "previous", cvm_json_string(before[0] ? before : NULL));
+	cvm_json_set(o, "use", u);
+	r = cvm_json_print(o);
+out:
+	cvm_json_free(o);
+	cvm_toolkit_release(&tk);
+	return r;
+}
+
+int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
+{
+	struct install in = { 0 };
+	int r = install_one(ctx, argc, argv, &in);
+
+	if (r == 0 && in.use)
+		r = use_installed(ctx, &in);
 	return r;
 }

@@ -54,8 +54,8 @@ static int list_installed(struct cvm_ctx *ctx, int cuda_major)
 		shown++;
 		if (!cvm_out.json) {
 			if (shown == 1)
-				cvm_info("%-40s %-12s %-5s %s", "ID", "VERSION", "CUDA", "ACTIVE FOR");
-			cvm_info("%-40s %-12s %-5d %s", ids[i], ver, major, active[0] ? active : "-");
+				cvm_print("%-40s %-12s %-5s %s", "ID", "VERSION", "CUDA", "ACTIVE FOR");
+			cvm_print("%-40s %-12s %-5d %s", ids[i], ver, major, active[0] ? active : "-");
 			continue;
 		}
 		o = cvm_json_object();
@@ -128,9 +128,9 @@ static int list_available(struct cvm_ctx *ctx, int cuda_major, const char *platf
 				if (b->has_size)
 					snprintf(size, sizeof(size), "%.0f MB", (double)b->size / 1e6);
 				if (shown == 1)
-					cvm_info("%-8s %-12s %-5s %-10s %-8s %s", "RELEASE", "VERSION",
+					cvm_print("%-8s %-12s %-5s %-10s %-8s %s", "RELEASE", "VERSION",
 						 "CUDA", "DATE", "SIZE", "");
-				cvm_info("%-8s %-12s %-5d %-10s %-8s %s", rel->label, b->version_str,
+				cvm_print("%-8s %-12s %-5d %-10s %-8s %s", rel->label, b->version_str,
 					 b->cuda_major, rel->release_date ? rel->release_date : "-",
 					 size, installed ? "installed" : "");
 				continue;
@@ -147,8 +147,9 @@ static int list_available(struct cvm_ctx *ctx, int cuda_major, const char *platf
 			cvm_json_set(o, "release_date", cvm_json_string(rel->release_date));
 			cvm_json_set(o, "relative_path", cvm_json_string(b->relative_path));
 			cvm_json_set(o, "sha256", cvm_json_string(b->sha256));
-			if (b->has_size)
-				cvm_json_set(o, "size", cvm_json_integer((int64_t)b->size));
+			/* null when the manifest gives none: the same keys in every entry */
+			cvm_json_set(o, "size", b->has_size ? cvm_json_integer((int64_t)b->size)
+							    : cvm_json_string(NULL));
 			cvm_json_set(o, "installed", cvm_json_bool(installed));
 			cvm_json_append(arr, o);
 		}

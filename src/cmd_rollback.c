@@ -80,6 +80,7 @@ int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
 	if (cvm_out.json) {
 		cvm_json *j = cvm_json_object();
 		cvm_json_set(j, "cuda", cvm_json_string(cuda));
+		cvm_json_set(j, "toolkit", cvm_json_string(tk.display));
 		cvm_json_set(j, "id", cvm_json_string(to));
 		cvm_json_set(j, "previous", cvm_json_string(cur[0] ? cur : NULL));
 		r = cvm_json_print(j);

@@ -28,7 +28,7 @@ int cvm_cmd_smoke(struct cvm_ctx *ctx, int argc, char **argv)
 	const char *cuda = NULL;
 	char name[16], id[160];
 	cvm_json *doc = NULL;
-	char *end;
+	long dev;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -45,10 +45,10 @@ int cvm_cmd_smoke(struct cvm_ctx *ctx, int argc, char **argv)
 			o.all_devices = true;
 			break;
 		case 'd':
-			o.device = (int)strtol(optarg, &end, 10);
-			if (*end || end == optarg || o.device < 0)
-				return cvm_usage("smoke", "--device '%s': expected a device number",
-						 cvm_safe(optarg));
+			r = cvm_cli_number("smoke", "--device", optarg, 0, 1023, &dev);
+			if (r < 0)
+				return r;
+			o.device = (int)dev;
 			break;
 		default:
 			return cvm_usage_bad_option("smoke", argv);

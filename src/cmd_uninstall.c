@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* uninstall: remove a version from the store, atomically (rename to .trash, delete). */
 #include <errno.h>
-#include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,26 +17,31 @@
 #include "cudnnvm/store.h"
 #include "cudnnvm/version.h"
 
-struct except {
-	struct cvm_store *store;
-	const char *id;
-};
-
-static int installed_but(void *arg, const char *id)
+/*
+ * The version to put back when id goes: the most recently active other
+ * installed one. The journal is read from its end; each switch names the
+ * version it made active and the one that was active until then.
+ */
+static const char *most_recent_other(struct cvm_store *s, const struct cvm_journal_entry *e,
+				     size_t n, const char *id)
 {
-	struct except *e = arg;
-
-	return strcmp(id, e->id) && cvm_store_has(e->store, id);
+	while (n--) {
+		const char *cand[] = { e[n].to, e[n].from };
+		for (size_t i = 0; i < 2; i++)
+			if (cand[i][0] && strcmp(cand[i], "-") && strcmp(cand[i], id) &&
+			    cvm_store_has(s, cand[i]))
+				return cand[i];
+	}
+	return NULL;
 }
 
-/* --force on an active version: the previous one comes back, or nothing is active. */
+/* --force on an active version: the most recently active other one comes back, or none is active. */
 static int deactivate(struct cvm_ctx *ctx, const char *id, const char *cuda, int argc, char **argv)
 {
 	struct cvm_activate_opts o = { .kind = "rollback", .no_smoke = true, .argc = argc, .argv = argv };
 	struct cvm_journal_entry *e = NULL;
-	struct except ex = { &ctx->store, id };
 	struct cvm_toolkit tk = { 0 };
-	char to[160];
+	const char *to;
 	size_t n = 0;
 	int r;
 
@@ -46,14 +50,18 @@ static int deactivate(struct cvm_ctx *ctx, const char *id, const char *cuda, int
 		r = cvm_journal_read(&ctx->store, cuda, &e, &n);
 	if (r < 0)
 		goto out;
-	if (cvm_journal_previous(e, n, id, installed_but, &ex, to, sizeof(to)) < 0) {
-		to[0] = '\0';
+	to = most_recent_other(&ctx->store, e, n, id);
+	if (to) {
+		cvm_info("%s is active for CUDA %s: putting back %s, the version active before it",
+			 id, cuda, to);
+	} else {
 		o.kind = "deactivate";
+		cvm_info("%s is active for CUDA %s and no other installed version was active before "
+			 "it: the toolkit is left without a managed cuDNN", id, cuda);
 	}
-	r = cvm_activate(ctx, &tk, to[0] ? to : NULL, &o);
+	r = cvm_activate(ctx, &tk, to, &o);
 	if (r == 0)
-		cvm_info("CUDA %s: %s%s", cuda, to[0] ? "back to " : "no cuDNN active now",
-			 to[0] ? to : "");
+		cvm_info("CUDA %s: %s%s", cuda, to ? "back to " : "no cuDNN active now", to ? to : "");
 out:
 	free(e);
 	cvm_toolkit_release(&tk);

@@ -10,6 +10,7 @@
 #include "cudnnvm/json.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
 
@@ -24,8 +25,8 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	};
 	struct cvm_activate_opts o = { .kind = "use", .argc = argc, .argv = argv };
 	struct cvm_toolkit tk = { 0 };
-	const char *cuda_arg = NULL;
-	char cuda[16], id[160], before[160];
+	const char *cuda_arg = NULL, *spec;
+	char cuda[16], id[160], before[160], pin[160];
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -45,8 +46,11 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 			return cvm_usage_bad_option("use", argv);
 		}
 	}
-	if (optind + 1 != argc)
+	if (optind + 1 < argc)
 		return cvm_usage("use", "one VERSION is needed, e.g. 9.1");
+	r = cvm_pin_spec("use", optind < argc ? argv[optind] : NULL, pin, sizeof(pin), &spec);
+	if (r < 0)
+		return r;
 	r = cvm_cli_refuse_user(ctx, "use");
 	if (r < 0)
 		return r;
@@ -54,7 +58,7 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	if (r < 0)
 		return r;
 	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
-	r = cvm_store_resolve(&ctx->store, argv[optind], tk.major, cuda, cvm_host_platform(), id,
+	r = cvm_store_resolve(&ctx->store, spec, tk.major, cuda, cvm_host_platform(), id,
 			      sizeof(id));
 	if (r < 0)
 		goto out;

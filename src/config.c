@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +65,43 @@ int cvm_config_parse(const char *text, size_t len, const char *key, char *val, s
 	return found;
 }
 
+/* The keys this cudnnvm knows (the man page's FILES lists them). */
+static const char *const known[] = { "mirror", "modules", "modules_format" };
+#define CVM_CONFIG_KEYS "mirror, modules, modules_format"
+
+/* Warns, once per run, about each key this cudnnvm does not know (a typo, or a newer cudnnvm's). */
+static void check_keys(const char *text, size_t len)
+{
+	static bool checked;
+	const char *p = text, *end = text + len;
+	int line = 0;
+
+	if (checked)
+		return;
+	checked = true;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p)), *s, *e, *eq, *ke;
+		bool ok = false;
+
+		if (!eol)
+			eol = end;
+		line++;
+		s = trim(p, eol, &e);
+		p = eol + 1;
+		if (s == e || *s == '#' || !(eq = memchr(s, '=', (size_t)(e - s))))
+			continue;
+		s = trim(s, eq, &ke);
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok |= strlen(known[i]) == (size_t)(ke - s) && !strncmp(s, known[i], (size_t)(ke - s));
+		if (!ok && ke > s) {
+			char k[128];
+			snprintf(k, sizeof(k), "%.*s", (int)(ke - s), s);
+			cvm_warn("'/etc/cudnnvm.conf' line %d: unknown key '%s', ignored (known keys: %s)",
+				 line, cvm_safe(k), CVM_CONFIG_KEYS);
+		}
+	}
+}
+
 int cvm_config_get(const char *root, const char *key, char *val, size_t vlen)
 {
 	char path[4096], *text = NULL;
@@ -78,6 +117,8 @@ int cvm_config_get(const char *root, const char *key, char *val, size_t vlen)
 	if (r < 0)
 		return cvm_err(r, "cannot read '/etc/cudnnvm.conf': %s", strerror(-r));
 	r = cvm_config_parse(text, len, key, val, vlen, &line);
+	if (r >= 0)
+		check_keys(text, len);
 	free(text);
 	if (r < 0)
 		return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf' line %d: expected 'key = value'", line);

@@ -175,13 +175,44 @@ static int hash_part(struct xfer *x)
 	return r;
 }
 
+/*
+ * Worth another try: timeouts, resets, 5xx. A name that does not resolve
+ * is not (a typo in the mirror, or no DNS: the next try says the same).
+ */
 static bool transient(CURLcode c, long http)
 {
 	if (c == CURLE_HTTP_RETURNED_ERROR)
 		return http >= 500 || http == 408 || http == 429;
 	return c == CURLE_OPERATION_TIMEDOUT || c == CURLE_COULDNT_CONNECT ||
 	       c == CURLE_RECV_ERROR || c == CURLE_SEND_ERROR || c == CURLE_PARTIAL_FILE ||
-	       c == CURLE_GOT_NOTHING || c == CURLE_COULDNT_RESOLVE_HOST || c == CURLE_SSL_CONNECT_ERROR;
+	       c == CURLE_GOT_NOTHING || c == CURLE_SSL_CONNECT_ERROR;
+}
+
+/* What went wrong, in words that name the step: resolving, connecting, or the transfer. */
+static const char *what_failed(CURLcode c)
+{
+	switch (c) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+		return "the host name does not resolve";
+	case CURLE_COULDNT_RESOLVE_PROXY:
+		return "the proxy's host name does not resolve";
+	case CURLE_COULDNT_CONNECT:
+		return "cannot connect";
+	case CURLE_OPERATION_TIMEDOUT:
+		return "timed out";
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+		return "the TLS connection failed";
+	default:
+		return "the transfer failed";
+	}
+}
+
+/* Ctrl-C (see cvm_interrupts_catch): ends the transfer, also while no byte arrives. */
+static int on_xfer(void *arg, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+	(void)arg, (void)dt, (void)dn, (void)ut, (void)un;
+	return cvm_interrupted != 0;
 }
 
 static int one_request(struct xfer *x, const char *url, const struct cvm_fetch_opts *o,
@@ -204,6 +235,8 @@ static int one_request(struct xfer *x, const char *url, const struct cvm_fetch_o
 	cu.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	cu.easy_setopt(c, CURLOPT_ERRORBUFFER, err);
 	cu.easy_setopt(c, CURLOPT_USERAGENT, "cudnnvm/0.1");
+	cu.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_xfer);
+	cu.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
 	cu.easy_setopt(c, CURLOPT_CONNECTTIMEOUT, o->connect_timeout_s > 0 ? o->connect_timeout_s : 30L);
 	cu.easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1024L);
 	cu.easy_setopt(c, CURLOPT_LOW_SPEED_TIME, o->low_speed_time_s > 0 ? o->low_speed_time_s : 60L);
@@ -273,6 +306,15 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 		r = one_request(&x, url, o, &code, &http, err);
 		if (r < 0)
 			break;
+		if (cvm_interrupted) {
+			cvm_progress_stop(&x.pr);
+			if (x.have)
+				cvm_warn("download of '%s' stopped after %llu bytes: they are kept in the "
+					 "cache (%s) for the next run to resume", cvm_safe(url),
+					 (unsigned long long)x.have, part);
+			r = -EINTR;
+			goto out;
+		}
 		if (x.error) {
 			r = cvm_err(x.error, "cannot write '%s' in the cache: %s", part, strerror(-x.error));
 			break;
@@ -286,19 +328,27 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 				continue;
 		}
 		if (!transient(code, http) || tries-- <= 0) {
-			cvm_progress_end(&x.pr);
+			cvm_progress_stop(&x.pr);
 			if (code == CURLE_HTTP_RETURNED_ERROR)
 				r = cvm_err(http == 404 || http == 410 ? -CVM_E_NOTFOUND : -EIO,
 					    "cannot download '%s': HTTP %ld", cvm_safe(url), http);
+			else if (code == CURLE_FILE_COULDNT_READ_FILE)
+				r = cvm_err(-CVM_E_NOTFOUND, "cannot download '%s': %s", cvm_safe(url),
+					    cvm_safe(err[0] ? err : cu.easy_strerror(code)));
 			else
-				r = cvm_err(code == CURLE_FILE_COULDNT_READ_FILE ? -CVM_E_NOTFOUND : -EIO,
-					    "cannot download '%s': %s", cvm_safe(url),
+				r = cvm_err(-EIO, "cannot download '%s': %s (%s)", cvm_safe(url),
+					    what_failed(code),
 					    cvm_safe(err[0] ? err : cu.easy_strerror(code)));
 			goto out;
 		}
-		cvm_warn("download of '%s' interrupted (%s) after %llu bytes; retrying in %ld ms",
-			 cvm_safe(url), err[0] ? cvm_safe(err) : cu.easy_strerror(code),
-			 (unsigned long long)x.have, delay_ms);
+		if (x.have > before)
+			cvm_warn("download of '%s' interrupted after %llu bytes (%s); retrying in %ld ms",
+				 cvm_safe(url), (unsigned long long)x.have,
+				 err[0] ? cvm_safe(err) : cu.easy_strerror(code), delay_ms);
+		else
+			cvm_warn("download of '%s' failed: %s (%s); retrying in %ld ms", cvm_safe(url),
+				 what_failed(code), err[0] ? cvm_safe(err) : cu.easy_strerror(code),
+				 delay_ms);
 		nanosleep(&(struct timespec){ .tv_sec = delay_ms / 1000,
 					      .tv_nsec = (delay_ms % 1000) * 1000000 }, NULL);
 		if (x.have > before)
@@ -306,9 +356,11 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 		else if (delay_ms < 8000)
 			delay_ms *= 2;
 	}
-	cvm_progress_end(&x.pr);
-	if (r < 0)
+	if (r < 0) {
+		cvm_progress_stop(&x.pr);
 		goto out;
+	}
+	cvm_progress_end(&x.pr);
 	if (size && x.have != size) {
 		r = cvm_err(-CVM_E_INTEGRITY, "'%s' gave %llu bytes, the catalogue says %llu",
 			    cvm_safe(url), (unsigned long long)x.have, (unsigned long long)size);

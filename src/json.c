@@ -248,8 +248,7 @@ int cvm_json_finish(int exit_code, const char *message)
 	int r = 0;
 
 	pending = NULL;
-	if (!doc && !exit_code)
-		return 0;
+	/* A command that had nothing to say still prints one document: {}. */
 	if (!doc || !json_is_object(doc)) {
 		json_decref(doc);
 		doc = json_object();

@@ -28,7 +28,8 @@ int cvm_lock_take(int fd, const char *path, double timeout_s)
 				       "the store is locked by another cudnnvm ('%s'); try again later",
 				       cvm_safe(path));
 		if (!said) {
-			cvm_verbose("waiting for the store lock '%s'", path);
+			cvm_notice("waiting for the store lock '%s': another cudnnvm holds it "
+				   "(--no-wait or --lock-timeout SEC not to wait)", cvm_safe(path));
 			said = true;
 		}
 		/* flock has no timeout; polling keeps --lock-timeout simple and exact enough. */

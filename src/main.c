@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,41 +23,233 @@ struct command {
 	int (*run)(struct cvm_ctx *ctx, int argc, char **argv);
 	unsigned flags;
 	const char *summary;
+	const char *usage;	/* after "cudnnvm " */
+	const char *options;	/* one "  --opt ARG   what" per line; NULL: none */
+	const char *example;
 };
 
-/* The dispatcher opens and locks the store as each command's flags say. */
+#define CUDA_OPT "  --cuda X.Y           the CUDA toolkit (default: the one /usr/local/cuda points to)\n"
+#define SMOKE_OPTS "  --no-smoke           skip the smoke test\n" \
+		   "  --no-ldconfig        do not run ldconfig\n"
+#define FETCH_OPTS "  --connect-timeout S  seconds to wait for a connection (default 30)\n" \
+		   "  --low-speed-time S   give up below 1 KiB/s for S seconds (default 60)\n" \
+		   "  --retries N          retries of a transient download error (default 4)\n"
+
+/*
+ * The dispatcher opens and locks the store as each command's flags say.
+ * This table is also every command's --help (and the man page follows it).
+ */
 static const struct command commands[] = {
-	{ "install", cvm_cmd_install, CVM_CMD_WRITE, "install a cuDNN release into the store" },
-	{ "fetch", cvm_cmd_fetch, CVM_CMD_WRITE, "download an archive into the cache only" },
-	{ "cache", cvm_cmd_cache, CVM_CMD_WRITE, "the downloaded archives: cache list | cache clean [--all]" },
-	{ "list", cvm_cmd_list, CVM_CMD_STORE, "installed versions (--available: the catalogue)" },
-	{ "verify", cvm_cmd_verify, CVM_CMD_STORE, "re-hash installed files against their record" },
-	{ "uninstall", cvm_cmd_uninstall, CVM_CMD_WRITE, "remove an installed version" },
-	{ "use", cvm_cmd_use, CVM_CMD_WRITE, "activate an installed version for a CUDA toolkit" },
-	{ "current", cvm_cmd_current, CVM_CMD_STORE, "the active version per toolkit" },
-	{ "rollback", cvm_cmd_rollback, CVM_CMD_WRITE, "re-activate the previous version" },
-	{ "history", cvm_cmd_history, CVM_CMD_STORE, "the activation journal" },
-	{ "env", cvm_cmd_env, CVM_CMD_STORE, "print the environment that selects a version" },
-	{ "exec", cvm_cmd_exec, CVM_CMD_STORE, "run a command with a version selected" },
-	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE, "bring a hand-copied cuDNN under management" },
-	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE, "the GPU smoke test of what programs load now" },
-	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE, "every cuDNN copy, which one loads, and what is wrong" },
-	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found" },
-	{ "export", cvm_cmd_export, CVM_CMD_WRITE, "write an installed version as a store bundle" },
-	{ "which", cvm_cmd_which, CVM_CMD_STORE, "the cuDNN library a toolkit's programs load, and why" },
-	{ "prefix", cvm_cmd_prefix, CVM_CMD_STORE, "the folder of an installed version" },
-	{ "modulefiles", cvm_cmd_modulefiles, CVM_CMD_STORE, "write Lmod/Tcl modulefiles of the installed versions" },
+	{ "install", cvm_cmd_install, CVM_CMD_WRITE, "install a cuDNN release into the store",
+	  "install [VERSION] [--cuda X.Y] [--archive FILE | --bundle FILE|URL] [--sha256 HEX] [--use] [OPTIONS]",
+	  CUDA_OPT
+	  "  --archive FILE       the archive to install (default: the cache, else the mirror)\n"
+	  "  --sha256 HEX         install an archive no manifest lists, checked against HEX\n"
+	  "  --platform P         linux-x86_64, linux-sbsa, windows-x86_64... (default: this host)\n"
+	  "  --force              reinstall an installed version, or install a different archive\n"
+	  "                       over it\n"
+	  "  --use                then activate it as 'cudnnvm use' does (smoke test included)\n"
+	  "  --jobs N             xz decoder threads, 1 to 256 (default: one per CPU; CUDNNVM_JOBS)\n"
+	  "  --verify-first       hash the whole archive before decoding a byte\n"
+	  "                       (CUDNNVM_VERIFY_FIRST=1)\n"
+	  "  --offline            never download: the cache or --archive only\n"
+	  "  --bundle FILE|URL    install a store bundle ('cudnnvm export'); a URL needs --sha256\n"
+	  FETCH_OPTS
+	  "VERSION is 9, 9.1, 9.1.1 or 9.1.1.17 (the newest match); left out, .cudnn-version decides.\n",
+	  "cudnnvm install 8.9.7 --cuda 11.8 --archive cudnn-linux-x86_64-8.9.7.29_cuda11-archive.tar.xz" },
+	{ "fetch", cvm_cmd_fetch, CVM_CMD_WRITE, "download an archive into the cache only",
+	  "fetch VERSION --cuda X.Y [--platform P] [OPTIONS]",
+	  "  --cuda X.Y           the CUDA version the archive is for (required)\n"
+	  "  --platform P         linux-x86_64, linux-sbsa, windows-x86_64... (default: this host)\n"
+	  FETCH_OPTS,
+	  "cudnnvm fetch 9.1 --cuda 12.4" },
+	{ "cache", cvm_cmd_cache, CVM_CMD_WRITE, "the downloaded archives: cache list | cache clean [--all]",
+	  "cache list | cache clean [--all]",
+	  "  --all                clean: remove every archive, not only those of installed versions\n",
+	  "cudnnvm cache clean" },
+	{ "list", cvm_cmd_list, CVM_CMD_STORE, "installed versions (--available: the catalogue)",
+	  "list [--available] [--cuda X.Y] [--platform P]",
+	  "  --available          the catalogue (every release the manifests know)\n"
+	  "  --cuda X.Y           only builds for this CUDA major\n"
+	  "  --platform P         --available: builds for this platform (default: this host)\n",
+	  "cudnnvm list --available --cuda 12.4" },
+	{ "verify", cvm_cmd_verify, CVM_CMD_STORE, "re-hash installed files against their record",
+	  "verify [VERSION] [--cuda X.Y]",
+	  "  --cuda X.Y           only versions for this CUDA major\n",
+	  "cudnnvm verify 8.9.7" },
+	{ "uninstall", cvm_cmd_uninstall, CVM_CMD_WRITE, "remove an installed version",
+	  "uninstall VERSION [--cuda X.Y] [--platform P] [--force]",
+	  "  --cuda X.Y           the build for this CUDA major\n"
+	  "  --platform P         the build for this platform\n"
+	  "  --force              also when active (the most recently active other installed\n"
+	  "                       version comes back, named first) or mapped by running processes\n",
+	  "cudnnvm uninstall 8.9.6 --cuda 11.8" },
+	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM, "activate an installed version for a CUDA toolkit",
+	  "use [VERSION] [--cuda X.Y] [--no-smoke] [--no-ldconfig]",
+	  CUDA_OPT SMOKE_OPTS
+	  "Needs root (it changes the toolkit). Without root: 'cudnnvm env' or 'cudnnvm exec'.\n"
+	  "VERSION left out: .cudnn-version (in this folder or a parent) decides.\n",
+	  "cudnnvm use 9.1 --cuda 12.4" },
+	{ "current", cvm_cmd_current, CVM_CMD_STORE, "the active version per toolkit",
+	  "current [--cuda X.Y]",
+	  "  --cuda X.Y           only this toolkit\n",
+	  "cudnnvm current --json" },
+	{ "rollback", cvm_cmd_rollback, CVM_CMD_WRITE | CVM_CMD_SYSTEM, "re-activate the previous version",
+	  "rollback [--cuda X.Y] [--no-smoke] [--no-ldconfig]",
+	  CUDA_OPT SMOKE_OPTS,
+	  "cudnnvm rollback --cuda 12.4" },
+	{ "history", cvm_cmd_history, CVM_CMD_STORE, "the activation journal",
+	  "history [--cuda X.Y]",
+	  "  --cuda X.Y           only this toolkit's journal\n",
+	  "cudnnvm history --cuda 11.8" },
+	{ "env", cvm_cmd_env, CVM_CMD_STORE, "print the environment that selects a version",
+	  "env [VERSION] [--cuda X.Y] [--shell sh|fish|pwsh]",
+	  CUDA_OPT
+	  "  --shell SH           sh (also bash, zsh), fish or pwsh (default sh)\n"
+	  "VERSION left out: .cudnn-version, else the version active for the toolkit.\n",
+	  "eval \"$(cudnnvm --user env 9.1 --cuda 12.4)\"" },
+	{ "exec", cvm_cmd_exec, CVM_CMD_STORE, "run a command with a version selected",
+	  "exec [VERSION] [--cuda X.Y] -- CMD [ARGS...]",
+	  CUDA_OPT
+	  "Exits with CMD's status; 127 when CMD is not found, 126 when it cannot be run.\n",
+	  "cudnnvm exec 8.9.7 --cuda 11.8 -- python train.py" },
+	{ "local", cvm_cmd_local, 0, "pin a version for this folder (.cudnn-version)",
+	  "local VERSION",
+	  "Writes .cudnn-version here: env, exec, use and install in this folder and below\n"
+	  "take their VERSION from it when none is given.\n",
+	  "cudnnvm local 9.1" },
+	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM, "bring a hand-copied cuDNN under management",
+	  "adopt [--cuda X.Y] [--no-ldconfig]",
+	  CUDA_OPT
+	  "  --no-ldconfig        do not run ldconfig\n",
+	  "cudnnvm adopt --cuda 11.8" },
+	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE, "the GPU smoke test of what programs load now",
+	  "smoke [--cuda X.Y] [--no-gpu] [--device N | --all-devices]",
+	  CUDA_OPT
+	  "  --no-gpu             the loader part only\n"
+	  "  --device N           run the GPU part on device N (default 0)\n"
+	  "  --all-devices        run it on every device\n"
+	  "Exit 4: failed; 77: the loader part passed, no usable GPU for the rest.\n",
+	  "cudnnvm smoke --cuda 12.4" },
+	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE, "every cuDNN copy, which one loads, and what is wrong",
+	  "doctor",
+	  "Exit 1 when it found something to fix; each finding says what and how.\n",
+	  "cudnnvm doctor" },
+	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found",
+	  "toolkits",
+	  NULL,
+	  "cudnnvm toolkits --json" },
+	{ "export", cvm_cmd_export, CVM_CMD_WRITE, "write an installed version as a store bundle",
+	  "export VERSION FILE [--cuda X.Y] [--format tar|tar.zst]",
+	  "  --cuda X.Y           the CUDA major, when VERSION names builds for several\n"
+	  "  --format F           tar or tar.zst (default: tar for a FILE ending in .tar, else tar.zst)\n"
+	  "Every file is re-hashed against the version's record as it is written; the bundle's\n"
+	  "SHA-256 is printed, for 'install --bundle FILE --sha256 HEX' on the next node.\n",
+	  "cudnnvm export 8.9.7 --cuda 11.8 cudnn-8.9.7.29-cuda11.tar.zst" },
+	{ "which", cvm_cmd_which, CVM_CMD_STORE, "the cuDNN library a toolkit's programs load, and why",
+	  "which [--cuda X.Y]",
+	  CUDA_OPT,
+	  "cudnnvm which --cuda 12.4" },
+	{ "prefix", cvm_cmd_prefix, CVM_CMD_STORE, "the folder of an installed version",
+	  "prefix [VERSION] [--cuda X.Y]",
+	  CUDA_OPT
+	  "VERSION is resolved as env and exec do; left out, .cudnn-version or the active version.\n",
+	  "cudnnvm prefix 9.1 --cuda 12.4" },
+	{ "modulefiles", cvm_cmd_modulefiles, CVM_CMD_STORE,
+	  "write Lmod/Tcl modulefiles of the installed versions",
+	  "modulefiles DIR [--format lua|tcl] [--default ID]",
+	  "  --format F           lua (Lmod, the default) or tcl (Environment Modules)\n"
+	  "  --default ID         the version 'module load cudnn' picks\n",
+	  "cudnnvm modulefiles /opt/modulefiles --default 9.1" },
+	{ "help", NULL, 0, "help for a command: help COMMAND",
+	  "help [COMMAND]",
+	  NULL,
+	  "cudnnvm help install" },
 };
+
+#define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))
 
 static void usage(FILE *f)
 {
+	if (f == stdout)
+		cvm_out.json = false;	/* help is text: no document follows it */
 	fprintf(f,
-		"usage: cudnnvm [--root DIR] [--store DIR] [--manifests DIR] [--json] [-q|-v]\n"
-		"               [--no-wait | --lock-timeout SEC] COMMAND [ARGS]\n\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].summary);
-	fprintf(f, "\nexit codes: 0 ok, 1 failure, 2 usage, 3 integrity, 4 smoke test, "
+		"usage: cudnnvm [--root DIR] [--store DIR] [--user] [--manifests DIR] [--mirror URL]\n"
+		"               [--json] [-q|-v] [--no-wait | --lock-timeout SEC] COMMAND [ARGS]\n"
+		"\ncommands:\n");
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'cudnnvm COMMAND --help' or 'cudnnvm help COMMAND': its options and an example;"
+		   " 'man cudnnvm': all of it.\n"
+		   "exit codes: 0 ok, 1 failure, 2 usage, 3 integrity, 4 smoke test, "
 		   "5 locked, 77 GPU part skipped\n");
+}
+
+/* Prints the lines of text that are (indented) or are not (notes) option lines. */
+static void print_lines(const char *text, bool indented)
+{
+	for (const char *p = text; p && *p;) {
+		size_t n = strcspn(p, "\n");
+		if ((p[0] == ' ') == indented)
+			printf("%.*s\n", (int)n, p);
+		p += n + (p[n] == '\n');
+	}
+}
+
+static void command_help(const struct command *cmd)
+{
+	/* Help is text, --json or not: no document follows it. */
+	cvm_out.json = false;
+	printf("usage: cudnnvm [GLOBAL OPTIONS] %s\n\n%s.\n", cmd->usage, cmd->summary);
+	printf("\noptions:\n");
+	print_lines(cmd->options, true);
+	printf("  --json, -q, -v       JSON on stdout, quieter, more verbose (here or before COMMAND)\n"
+	       "  -h, --help           this help\n");
+	/* Notes (lines not indented) after the options. */
+	for (const char *p = cmd->options; p && *p; p = strchr(p, '\n') + 1) {
+		if (*p != ' ') {
+			putchar('\n');
+			print_lines(cmd->options, false);
+			break;
+		}
+	}
+	printf("\nexample:\n  %s\n\nglobal options (--root, --store, --user, --lock-timeout...): "
+	       "'cudnnvm --help'\n", cmd->example);
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if (!strcmp(name, commands[i].name))
+			return &commands[i];
+	return NULL;
+}
+
+/* --help or -h among a command's own arguments (not after "--": those are exec's CMD's). */
+static bool wants_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+static int help(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc < 2) {
+		usage(stdout);
+		return 0;
+	}
+	if (argc > 2)
+		return cvm_usage("help", "one COMMAND at most");
+	cmd = find_command(argv[1]);
+	if (!cmd)
+		return cvm_err(-CVM_E_USAGE, "unknown command '%s' (see 'cudnnvm --help')",
+			       cvm_safe(argv[1]));
+	command_help(cmd);
+	return 0;
 }
 
 int cvm_cli_common_opt(int c)
@@ -86,7 +279,10 @@ int cvm_usage(const char *cmd, const char *fmt, ...)
 	va_end(ap);
 	if (!strcmp(cmd, "cudnnvm"))
 		return cvm_err(-CVM_E_USAGE, "%s (see 'cudnnvm --help')", msg);
-	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm --help')", cmd, msg);
+	/* A global option ("--root") points at the global help, a command at its own. */
+	if (cmd[0] == '-' || !find_command(cmd))
+		return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm --help')", cmd, msg);
+	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm %s --help')", cmd, msg, cmd);
 }
 
 /* After getopt_long returned '?' (opterr is 0: we word the message). */
@@ -128,17 +324,67 @@ static int set_root(struct cvm_ctx *ctx, const char *arg, char **owned)
 	return 0;
 }
 
+int cvm_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out)
+{
+	const char *p = s;
+	char *end;
+	long v;
+
+	/* Digits only (a leading '-' where min allows it): no spaces, '+', hex or suffixes. */
+	if (*p == '-' && min < 0)
+		p++;
+	if (*p < '0' || *p > '9')
+		goto bad;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	return cvm_usage(cmd, "%s '%s': expected a whole number from %ld to %ld", opt, cvm_safe(s),
+			 min, max);
+}
+
+int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo)
+{
+	long v = 0;
+	int r;
+
+	switch (c) {
+	case 'C':
+		r = cvm_cli_number(cmd, "--connect-timeout", arg, 1, 3600, &v);
+		fo->connect_timeout_s = v;
+		break;
+	case 'L':
+		r = cvm_cli_number(cmd, "--low-speed-time", arg, 1, 3600, &v);
+		fo->low_speed_time_s = v;
+		break;
+	default:
+		r = cvm_cli_number(cmd, "--retries", arg, 0, 100, &v);
+		fo->retries = (int)v;
+		break;
+	}
+	return r;
+}
+
 static int parse_seconds(const char *s, double *out)
 {
 	char *end;
 	double d;
 
+	/* Digits and a point ("0.5"); nothing else: no sign, spaces, hex, exponent, "inf", suffix. */
+	if (!*s || s[strspn(s, "0123456789.")])
+		goto bad;
 	errno = 0;
 	d = strtod(s, &end);
-	if (errno || end == s || *end || d < 0 || d > 86400 * 7)
-		return cvm_usage("--lock-timeout", "'%s' is not a number of seconds", cvm_safe(s));
-	*out = d;
-	return 0;
+	if (!errno && !*end && d <= 86400 * 7) {
+		*out = d;
+		return 0;
+	}
+bad:
+	return cvm_usage("cudnnvm", "--lock-timeout '%s': expected a number of seconds "
+				 "from 0 to 604800", cvm_safe(s));
 }
 
 static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, size_t plen,
@@ -165,6 +411,27 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 	if (rl && !strncmp(path, ctx->root, rl) && path[rl] == '/')
 		return cvm_fmt(display, dlen, "%s", path + rl);
 	return cvm_fmt(display, dlen, "%s", path);
+}
+
+/*
+ * A command that changes what programs load, run without the right to
+ * write the store: say what does work instead (not --user, which such a
+ * command refuses). 0 when the store (or where it would be made) is writable.
+ */
+static int check_system(const struct command *cmd, const struct cvm_ctx *ctx, const char *spath)
+{
+	char p[4096], *slash;
+
+	if (!(cmd->flags & CVM_CMD_SYSTEM) || ctx->user || geteuid() == 0)
+		return 0;
+	snprintf(p, sizeof(p), "%s", spath);
+	while (access(p, F_OK) < 0 && errno == ENOENT && (slash = strrchr(p, '/')) && slash != p)
+		*slash = '\0';
+	if (access(p, W_OK) == 0)
+		return 0;
+	return cvm_err(-CVM_E_PERM, "%s changes what every program of the toolkit loads, which needs "
+		       "root: run 'sudo cudnnvm %s ...'; for this shell only: eval \"$(cudnnvm env "
+		       "VERSION)\", for one command: cudnnvm exec VERSION -- CMD", cmd->name, cmd->name);
 }
 
 int main(int argc, char **argv)
@@ -226,6 +493,7 @@ int main(int argc, char **argv)
 			usage(stdout);
 			goto out;
 		case 'V':
+			cvm_out.json = false;
 			printf("cudnnvm %s\n", CVM_VERSION_STRING);
 			goto out;
 		default:
@@ -237,27 +505,36 @@ int main(int argc, char **argv)
 	}
 	if (optind >= argc) {
 		usage(stderr);
-		r = -CVM_E_USAGE;
+		r = cvm_usage("cudnnvm", "a COMMAND is needed");
 		goto out;
 	}
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[optind], commands[i].name))
-			cmd = &commands[i];
+	cmd = find_command(argv[optind]);
 	if (!cmd) {
 		r = cvm_err(-CVM_E_USAGE, "unknown command '%s' (see 'cudnnvm --help')",
 			    cvm_safe(argv[optind]));
+		goto out;
+	}
+	/* Help needs no store, no lock and no root. */
+	if (wants_help(argc - optind, argv + optind)) {
+		command_help(cmd);
+		goto out;
+	}
+	if (!cmd->run) {
+		r = help(argc - optind, argv + optind);
 		goto out;
 	}
 	if (cmd->flags & (CVM_CMD_STORE | CVM_CMD_WRITE)) {
 		r = store_paths(&ctx, store_arg, spath, sizeof(spath), sdisplay, sizeof(sdisplay));
 		if (r < 0)
 			goto out;
+		r = check_system(cmd, &ctx, spath);
+		if (r < 0)
+			goto out;
 		r = cvm_store_open(&ctx.store, spath, sdisplay, cmd->flags & CVM_CMD_WRITE);
 		if (r == 0)
 			ctx.store_open = true;
-		else if (r == -ENOENT && !(cmd->flags & CVM_CMD_WRITE))
-			r = 0;	/* no store yet: readers see it empty */
-		else
+		/* No store yet: readers see it empty. */
+		else if (r != -ENOENT || (cmd->flags & CVM_CMD_WRITE))
 			goto out;
 		if (cmd->flags & CVM_CMD_WRITE) {
 			r = cvm_store_check_safe(&ctx.store, NULL);
@@ -273,8 +550,9 @@ int main(int argc, char **argv)
 	r = cmd->run(&ctx, argc, argv);
 	/* A command's own positive status (doctor's 1: problems found) is its exit code. */
 	if (r > 0) {
+		/* With a message (exec's 127), the document says it as any failure does. */
 		if (cvm_out.json)
-			cvm_json_finish(0, NULL);
+			cvm_json_finish(cvm_err_first() ? r : 0, cvm_err_first());
 		if (ctx.store_open)
 			cvm_store_close(&ctx.store);
 		free(root_owned);

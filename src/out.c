@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,10 +10,17 @@
 #include "cudnnvm/out.h"
 
 struct cvm_out cvm_out;
+volatile sig_atomic_t cvm_interrupted;
 static char first_error[1024];
+/* A progress line is on the terminal without its newline: the next message ends it first. */
+static bool line_open;
 
 static void vprint(FILE *f, const char *prefix, const char *fmt, va_list ap)
 {
+	if (line_open) {
+		fputc('\n', stderr);
+		line_open = false;
+	}
 	fputs(prefix, f);
 	vfprintf(f, fmt, ap);
 	fputc('\n', f);
@@ -57,6 +65,48 @@ void cvm_info(const char *fmt, ...)
 	va_start(ap, fmt);
 	vprint(cvm_out.json ? stderr : stdout, "", fmt, ap);
 	va_end(ap);
+}
+
+void cvm_print(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cvm_out.json)
+		return;
+	va_start(ap, fmt);
+	vprint(stdout, "", fmt, ap);
+	va_end(ap);
+}
+
+void cvm_notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (cvm_out.verbosity < 1 && (cvm_out.verbosity < 0 || !isatty(STDERR_FILENO)))
+		return;
+	va_start(ap, fmt);
+	vprint(stderr, "cudnnvm: ", fmt, ap);
+	va_end(ap);
+}
+
+static void on_signal(int sig)
+{
+	cvm_interrupted = sig;
+}
+
+void cvm_interrupts_catch(bool catch)
+{
+	struct sigaction sa = { .sa_handler = catch ? on_signal : SIG_DFL, .sa_flags = SA_RESTART };
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+
+	/*
+	 * SA_RESTART: a read or write in the middle of a step is not failed by
+	 * it; sleeps and poll (curl's wait) are never restarted: they return at
+	 * once, and the step looks at the flag.
+	 */
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
 }
 
 void cvm_verbose(const char *fmt, ...)
@@ -144,6 +194,7 @@ static void draw(struct cvm_progress *p, int final)
 	fprintf(stderr, "\r%-10s [%s] %3d%% %7.1f MiB%s", p->label, bar,
 		(int)(frac * 100), (double)p->done / 1048576.0, final ? "\n" : "");
 	fflush(stderr);
+	line_open = !final;
 }
 
 void cvm_progress_start(struct cvm_progress *p, const char *label, uint64_t total)
@@ -176,5 +227,15 @@ void cvm_progress_end(struct cvm_progress *p)
 		return;
 	p->done = p->total ? p->total : p->done;
 	draw(p, 1);
+	p->on = false;
+}
+
+void cvm_progress_stop(struct cvm_progress *p)
+{
+	if (p->on && line_open) {
+		fputc('\n', stderr);
+		fflush(stderr);
+		line_open = false;
+	}
 	p->on = false;
 }

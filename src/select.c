@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cudnnvm/activate.h"
@@ -53,10 +54,69 @@ int cvm_pin_parse(const char *text, size_t len, char *spec, size_t spec_len)
 	return -CVM_E_VERSION;
 }
 
+/*
+ * Reads a pin file without ever blocking or following a link: a FIFO, a
+ * device or a symlink named .cudnn-version is refused, not opened for
+ * reading. 0 and *buf (malloc'd), -ENOENT/-ENOTDIR when there is none,
+ * or another negative code (printed, naming the file).
+ */
+static int read_pin(const char *f, char **buf, size_t *len)
+{
+	struct stat st;
+	ssize_t k;
+	char *b = NULL;
+	int fd, r;
+
+	fd = open(f, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		if (r == -ENOENT || r == -ENOTDIR)
+			return r;
+		if (r == -ELOOP)
+			return cvm_err(-CVM_E_USAGE, "'%s' is a symbolic link: a .cudnn-version must be "
+				       "a regular file", cvm_safe(f));
+		return cvm_err(r, "cannot read '%s': %s", cvm_safe(f), strerror(-r));
+	}
+	if (fstat(fd, &st) < 0) {
+		r = cvm_err(-errno, "cannot read '%s': %s", cvm_safe(f), strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = cvm_err(-CVM_E_USAGE, "'%s' is not a regular file: a .cudnn-version must be one",
+			    cvm_safe(f));
+		goto out;
+	}
+	if (st.st_size > CVM_PIN_MAX) {
+		r = cvm_err(-CVM_E_USAGE, "'%s' has %lld bytes: a .cudnn-version holds one version "
+			    "(at most %d bytes)", cvm_safe(f), (long long)st.st_size, CVM_PIN_MAX);
+		goto out;
+	}
+	b = malloc(CVM_PIN_MAX + 1);
+	if (!b) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* One read: a regular file of this size needs no more (a later append is cut off). */
+	k = pread(fd, b, CVM_PIN_MAX, 0);
+	if (k < 0) {
+		r = cvm_err(-errno, "cannot read '%s': %s", cvm_safe(f), strerror(errno));
+		goto out;
+	}
+	b[k] = '\0';
+	*len = (size_t)k;
+	*buf = b;
+	b = NULL;
+	r = 0;
+out:
+	free(b);
+	close(fd);
+	return r;
+}
+
 int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_t file_len)
 {
 	char path[PATH_MAX], *buf = NULL;
-	size_t len;
+	size_t len = 0;
 	int r;
 
 	r = cvm_fmt(path, sizeof(path), "%s", dir);
@@ -66,7 +126,7 @@ int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_
 		char f[PATH_MAX + 32];
 		char *slash;
 		snprintf(f, sizeof(f), "%s/.cudnn-version", strcmp(path, "/") ? path : "");
-		r = cvm_read_file_at(AT_FDCWD, f, 4096, &buf, &len);
+		r = read_pin(f, &buf, &len);
 		if (r == 0) {
 			r = cvm_pin_parse(buf, len, spec, spec_len);
 			free(buf);
@@ -77,7 +137,7 @@ int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_
 			return 1;
 		}
 		if (r != -ENOENT && r != -ENOTDIR)
-			return cvm_err(r, "cannot read '%s': %s", cvm_safe(f), strerror(-r));
+			return r;
 		slash = strrchr(path, '/');
 		if (!slash || !strcmp(path, "/"))
 			return 0;
@@ -86,6 +146,27 @@ int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_
 		else
 			*slash = '\0';
 	}
+}
+
+int cvm_pin_spec(const char *cmd, const char *given, char *buf, size_t len, const char **spec)
+{
+	char cwd[PATH_MAX], file[PATH_MAX];
+	int r;
+
+	*spec = given;
+	if (given)
+		return 0;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cvm_err(-errno, "%s: cannot tell the working folder: %s", cmd, strerror(errno));
+	r = cvm_pin_find(cwd, buf, len, file, sizeof(file));
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return cvm_usage(cmd, "a VERSION is needed, e.g. 9.1 (or a .cudnn-version file here "
+				 "or in a parent folder: 'cudnnvm local VERSION')");
+	cvm_info("%s: cuDNN %s, as %s says", cmd, buf, cvm_safe(file));
+	*spec = buf;
+	return 0;
 }
 
 int cvm_select_version(struct cvm_ctx *ctx, const char *spec, const char *cuda, char *id,
@@ -99,8 +180,8 @@ int cvm_select_version(struct cvm_ctx *ctx, const char *spec, const char *cuda, 
 	int r, def;
 
 	if (!ctx->store_open)
-		return cvm_err(-CVM_E_NOTFOUND, "nothing is installed in '%s' yet",
-			       cvm_safe(ctx->store.display ? ctx->store.display : "the store"));
+		return cvm_err(-CVM_E_NOTFOUND, "nothing is installed yet: there is no store (see "
+			       "'cudnnvm install --help')");
 	if (cuda) {
 		r = cvm_toolkit_select(ctx->root, cuda, &tk);
 		if (r < 0)

@@ -153,13 +153,13 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && path[n] == '/';
 }
 
-/* The sub-libraries a major must have (cudnn-facts.md). */
+/* The sub-libraries a major must have (docs/cudnn-facts.md). */
 static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train",
 				     "adv_infer", "adv_train", NULL };
 static const char *const subs9[] = { "ops", "cnn", "adv", "graph", "heuristic",
 				     "engines_precompiled", "engines_runtime_compiled", NULL };
 
-/* A library every user can read, that is not empty and is an ELF file. */
+/* A library every user can read, that is not empty and is an ELF file (display: dir inside the root). */
 static int check_lib(const char *dir, const char *name, const char *display)
 {
 	char path[PATH_MAX], magic[4];
@@ -169,8 +169,8 @@ static int check_lib(const char *dir, const char *name, const char *display)
 	if (cvm_fmt(path, sizeof(path), "%s/%s", dir, name) < 0)
 		return -ENAMETOOLONG;
 	if (stat(path, &st) < 0)
-		return cvm_err(-CVM_E_SMOKE, "smoke test: %s is missing from %s%s", name, display,
-			       errno == ENOENT ? "" : strerror(errno));
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/%s: %s", display, name,
+			       errno == ENOENT ? "missing" : strerror(errno));
 	if (!(st.st_mode & S_IROTH))
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/%s is not readable by other users "
 			       "(mode %04o): their programs will fail to load it", display, name,
@@ -187,7 +187,7 @@ static int check_lib(const char *dir, const char *name, const char *display)
 }
 
 /*
- * The compute capabilities a build serves (cudnn-facts.md): cuda13 builds
+ * The compute capabilities a build serves (docs/cudnn-facts.md): cuda13 builds
  * need 7.5+; before 9.10 nothing past 9.0; 5.0 is the floor.
  */
 static const char *cc_problem(unsigned long cudnn, unsigned long cudart, int major, int minor)
@@ -359,15 +359,15 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 		goto out;
 	}
 	snprintf(soname, sizeof(soname), "libcudnn.so.%u", hv.part[0]);
-	r = check_lib(lib, soname, tk->display);
+	r = check_lib(lib, soname, lib + strlen(ctx->root));
 	subs = hv.part[0] >= 9 ? subs9 : subs8;
 	for (size_t i = 0; r == 0 && subs[i]; i++) {
 		char sub[96];
 		snprintf(sub, sizeof(sub), "libcudnn_%s.so.%u", subs[i], hv.part[0]);
-		r = check_lib(lib, sub, tk->display);
+		r = check_lib(lib, sub, lib + strlen(ctx->root));
 	}
 	if (r == 0 && header >= 92100)
-		r = check_lib(lib, "libcudnn_engines_tensor_ir.so.9", tk->display);
+		r = check_lib(lib, "libcudnn_engines_tensor_ir.so.9", lib + strlen(ctx->root));
 	if (r < 0)
 		goto out;
 	/* The version's own folder: everything loaded must come from there. */
@@ -493,7 +493,7 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 		r = -CVM_E_SKIPPED;
 	}
 	if (ndev) {
-		/* cli.md's shape names one device; every device is under "devices". */
+		/* docs/cli.md's shape names one device; every device is under "devices". */
 		cvm_json *first = cvm_json_at(devs, 0);
 		const char *keys[] = { "name", "algo", "compute_capability" };
 		for (size_t i = 0; i < 3; i++)

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cudnnvm/fetch.h"
 #include "cudnnvm/store.h"
 
 struct cvm_ctx {
@@ -21,6 +22,7 @@ struct cvm_ctx {
 /* Flags of the command table: what main() sets up before calling. */
 #define CVM_CMD_STORE	(1u << 0)	/* open the store if it exists (readers) */
 #define CVM_CMD_WRITE	(1u << 1)	/* create and lock the store */
+#define CVM_CMD_SYSTEM	(1u << 2)	/* changes what programs load: root, or a writable --root */
 
 /* Each command: 0 or a negative code (its message already printed). */
 int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv);
@@ -50,6 +52,7 @@ int cvm_cmd_modulefiles(struct cvm_ctx *ctx, int argc, char **argv);
  * warning: the store's change stands (cmd_modulefiles.c).
  */
 void cvm_modulefiles_refresh(struct cvm_ctx *ctx);
+int cvm_cmd_local(struct cvm_ctx *ctx, int argc, char **argv);
 
 /* With --user, system activation is refused: -CVM_E_PERM (printed) or 0. */
 int cvm_cli_refuse_user(const struct cvm_ctx *ctx, const char *cmd);
@@ -68,6 +71,16 @@ int cvm_cli_common_opt(int c);
 /* Prints "<cmd>: <what>" usage error and returns -CVM_E_USAGE. */
 int cvm_usage_bad_option(const char *cmd, char **argv);
 int cvm_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/*
+ * The one parser of numeric options: s must be a decimal integer (digits
+ * only, '-' only when min < 0) from min to max. 0 and *out set, or
+ * -CVM_E_USAGE printed as "<cmd>: <opt> '<s>': expected a whole number ...".
+ */
+int cvm_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out);
+
+/* install's and fetch's --connect-timeout ('C'), --low-speed-time ('L'), --retries ('R'). */
+int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo);
 
 /* Joins ctx->root and path (an absolute path inside the root) into buf. */
 int cvm_root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path);

@@ -5,8 +5,8 @@
 /*
  * ROOT/etc/cudnnvm.conf: "key = value" lines, "#" comments, blank lines.
  * Known keys: mirror; modules, modules_format (the modulefiles tree rewritten after
- * install and uninstall, cmd_modulefiles.c). Unknown keys are ignored (a newer
- * cudnnvm may know them).
+ * install and uninstall, cmd_modulefiles.c). An unknown key is warned about once
+ * (file and line; a typo, or a newer cudnnvm's key) and otherwise ignored.
  */
 #include <stddef.h>
 

@@ -18,7 +18,7 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json);
 /* Driver version "580.159.04" from /proc/driver/nvidia/version text: 0 or -CVM_E_NOTFOUND. */
 int cvm_doctor_parse_driver(const char *text, char *out, size_t len);
 
-/* The oldest Linux driver a build for cuda_major needs (cudnn-facts.md), or NULL. */
+/* The oldest Linux driver a build for cuda_major needs (docs/cudnn-facts.md), or NULL. */
 const char *cvm_doctor_min_driver(int cuda_major);
 
 /* Which file a program using a toolkit loads, and why (cmd_which). */

@@ -4,7 +4,7 @@
 
 /*
  * The rules every archive entry must pass before anything is written (pure:
- * no I/O). They hold for all three layouts (cudnn-facts.md): one top folder,
+ * no I/O). They hold for all three layouts (docs/cudnn-facts.md): one top folder,
  * which is stripped; regular files, folders and symlinks only; no absolute
  * names, no "..", no control characters; a symlink body is relative, and its
  * only ".." components lead it, no more of them than the link's own depth.

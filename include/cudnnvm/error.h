@@ -31,7 +31,7 @@ enum cvm_error {
 /* Returns a static description of code (negative or positive), never NULL. */
 const char *cvm_strerror(int code);
 
-/* Maps a return code to the process exit status documented in cli.md. */
+/* Maps a return code to the process exit status documented in docs/cli.md. */
 int cvm_exit_code(int code);
 
 #endif

@@ -5,7 +5,8 @@
 /*
  * Crash points for tests. Only a test build (make CVM_TEST=1) compiles them
  * in: there CUDNNVM_FAULT=<point> makes the process SIGKILL itself when it
- * reaches cvm_fault("<point>"). In the release binary they are empty.
+ * reaches cvm_fault("<point>"); CUDNNVM_FAULT=<point>:int sends it SIGINT
+ * there instead (a Ctrl-C at that step). In the release binary they are empty.
  */
 #ifdef CVM_FAULT_INJECTION
 void cvm_fault(const char *point);

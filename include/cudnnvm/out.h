@@ -2,6 +2,7 @@
 #ifndef CUDNNVM_OUT_H
 #define CUDNNVM_OUT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,8 +23,26 @@ int cvm_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
 void cvm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Normal output: stdout, or stderr under --json; nothing under -q. */
 void cvm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * What the user asked for (list's rows, current's, history's): stdout, also
+ * under -q (which silences only what cvm_info says); nothing under --json,
+ * whose document holds it.
+ */
+void cvm_print(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Only with -v, on stderr. */
 void cvm_verbose(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* What a person waiting should know (waiting for the lock): on stderr when it is a terminal, or -v. */
+void cvm_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Ctrl-C, SIGTERM, SIGHUP: with cvm_interrupts_catch(true) they only set
+ * cvm_interrupted (the signal number) and end a sleep or poll early (reads
+ * and writes are restarted); the long operation looks at it between steps
+ * and cleans up.
+ * cvm_interrupts_catch(false) puts the default actions back.
+ */
+extern volatile sig_atomic_t cvm_interrupted;
+void cvm_interrupts_catch(bool catch);
 
 /* The first error message printed, or NULL. */
 const char *cvm_err_first(void);
@@ -48,5 +67,7 @@ struct cvm_progress {
 void cvm_progress_start(struct cvm_progress *p, const char *label, uint64_t total);
 void cvm_progress_add(struct cvm_progress *p, uint64_t n);
 void cvm_progress_end(struct cvm_progress *p);
+/* Ends the line where the bar stopped (a failure: no final 100%). */
+void cvm_progress_stop(struct cvm_progress *p);
 
 #endif

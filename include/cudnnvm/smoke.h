@@ -27,7 +27,7 @@ struct cvm_smoke_opts {
 
 /*
  * Runs the test for the version id active in tk. Prints a summary (or, with
- * json non-NULL, fills it with the smoke JSON shape of cli.md). 0: passed;
+ * json non-NULL, fills it with the smoke JSON shape of docs/cli.md). 0: passed;
  * -CVM_E_SKIPPED: loader part passed, no usable GPU; -CVM_E_SMOKE: failed
  * (message printed saying what).
  */

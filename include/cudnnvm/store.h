@@ -3,7 +3,7 @@
 #define CUDNNVM_STORE_H
 
 /*
- * The versioned store (design.md): versions/<id> (immutable once committed),
+ * The versioned store (docs/design.md): versions/<id> (immutable once committed),
  * active/, history/, cache/, .staging/, .trash/, .lock. All operations are
  * relative to the store's directory descriptor.
  */

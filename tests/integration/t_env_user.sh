@@ -191,9 +191,13 @@ else
 	assert_err_contains "needs root, or --user" "nobody: install: 'needs root, or --user'"
 	as_nobody use 8.9.7 --cuda 11.8
 	assert_rc 1 "nobody: use on the system store: exit 1"
-	assert_err_contains "needs root, or --user" "nobody: use: 'needs root, or --user'"
+	# what works instead: sudo, or env/exec; not --user, which use refuses
+	assert_err_contains "sudo cudnnvm use" "nobody: use: suggests 'sudo cudnnvm use'"
+	assert_err_contains "cudnnvm exec VERSION -- CMD" "nobody: use: suggests 'cudnnvm exec' for one command"
+	check "nobody: use: does not suggest --user (use refuses it)" eval '! grep -q -e "--user" "$CVM_ERRF"'
 	as_nobody rollback --cuda 11.8
 	assert_rc 1 "nobody: rollback on the system store: exit 1"
+	assert_err_contains "sudo cudnnvm rollback" "nobody: rollback: suggests 'sudo cudnnvm rollback'"
 	as_nobody uninstall 8.9.7 --cuda 11.8
 	assert_rc 1 "nobody: uninstall from the system store: exit 1"
 	snapshot "$ROOT" >"$TEST_TMP/after.snap"

@@ -1,0 +1,125 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# What a person at a terminal sees: Ctrl-C during an install's download
+# stops it, says what was kept and what removed, leaves no staging and
+# exits 130; waiting for the store lock is said once on a terminal (and not
+# in a log); an unknown key in ROOT/etc/cudnnvm.conf is warned about with
+# the file and line.
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+MAN=$TEST_TMP/manifests
+A9=$(mkcudnn 9.1.1.17 12 --manifest "$MAN")
+N9=$(basename "$A9")
+ID9=$(id_of 9.1.1.17 12)
+mkdir -p "$ROOT/usr/local/cuda-12.4/include" "$ROOT/usr/local/cuda-12.4/lib64"
+printf '#define CUDART_VERSION 12040\n' >"$ROOT/usr/local/cuda-12.4/include/cuda_runtime_api.h"
+
+# wait_for SECONDS CMD...: polls CMD every 0.05 s until it succeeds; 1 when it never did.
+wait_for() {
+	local n=$(($1 * 20))
+	shift
+	while [ "$n" -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.05
+		n=$((n - 1))
+	done
+	return 1
+}
+# shellcheck disable=SC2317  # called through wait_for
+has_bytes() { [ -s "$1" ]; }
+# shellcheck disable=SC2317
+gone() { ! kill -0 "$1" 2>/dev/null; }
+# shellcheck disable=SC2317
+held() { ! flock -n "$STORE/.lock" true; }
+# shellcheck disable=SC2317
+free() { flock -n "$STORE/.lock" true; }
+
+# -------------------------------------------------- Ctrl-C during a download
+MIR=$TEST_TMP/mirror
+mkdir -p "$MIR/cudnn/linux-x86_64"
+cp "$A9" "$MIR/cudnn/linux-x86_64/"
+echo slow >"$MIR/.mode"
+PORTFILE=$TEST_TMP/port
+python3 "$FIXTURES/httpd.py" "$MIR" "$PORTFILE" 240 &
+CVM_BG_PIDS+=($!)
+wait_for 20 has_bytes "$PORTFILE" || not_ok "the test's http server started"
+URL=http://127.0.0.1:$(cat "$PORTFILE")
+
+CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" --manifests "$MAN" --mirror "$URL" \
+	install 9.1.1 --cuda 12.4 >"$TEST_TMP/int.out" 2>"$TEST_TMP/int.err" </dev/null &
+PID=$!
+CVM_BG_PIDS+=("$PID")
+PART=$STORE/cache/$N9.part
+if wait_for 60 has_bytes "$PART"; then
+	ok "the install is downloading (its .part has bytes)"
+else
+	not_ok "the install is downloading (its .part has bytes)" "$(cat "$TEST_TMP/int.err")"
+fi
+kill -INT "$PID"
+if wait_for 30 gone "$PID"; then
+	ok "Ctrl-C (SIGINT) ends the install"
+else
+	not_ok "Ctrl-C (SIGINT) ends the install" "still running 30 s later"
+	kill -9 "$PID"
+fi
+wait "$PID"
+RC=$?
+CVM_ERRF=$TEST_TMP/int.err CVM_OUTF=$TEST_TMP/int.out CVM_LAST="install (SIGINT)"
+check "after Ctrl-C: exit 130 (128 + SIGINT), got $RC" test "$RC" = 130
+assert_err_contains "interrupted: nothing was installed" "after Ctrl-C: it says nothing was installed"
+assert_err_contains "kept in the cache" "after Ctrl-C: it says the bytes downloaded are kept, and where"
+assert_err_contains "$N9.part" "after Ctrl-C: it names the partial download"
+check "after Ctrl-C: one error line" test "$(grep -c '^cudnnvm: error: ' "$TEST_TMP/int.err")" = 1
+assert_empty_or_absent "$STORE/.staging" "after Ctrl-C: no staging folder is left"
+assert_empty_or_absent "$STORE/versions" "after Ctrl-C: nothing installed"
+check "after Ctrl-C: the lock is free" flock -n "$STORE/.lock" true
+echo range >"$MIR/.mode"
+cvm --manifests "$MAN" --mirror "$URL" install 9.1.1 --cuda 12.4
+assert_rc 0 "the next install resumes and finishes"
+assert_versions "$ID9" "the next install installed $ID9"
+assert_output_contains "resuming" "the next install resumed after the kept bytes"
+
+# ------------------------- Ctrl-C during the extraction: the staging folder goes
+cvm uninstall 9.1.1 --cuda 12.4
+assert_rc 0 "uninstall 9.1.1 (for the next install)"
+for how in "--verify-first" ""; do
+	CUDNNVM_FAULT=install-staged:int cvm --manifests "$MAN" install 9.1.1 --cuda 12.4 --archive "$A9" $how
+	assert_rc 130 "Ctrl-C when the version is staged${how:+ ($how)}: exit 130"
+	assert_err_matches "interrupted: nothing was installed; the staging folder /opt/cudnnvm/\.staging/[^ ]+ is removed" \
+		"Ctrl-C when staged${how:+ ($how)}: it names the staging folder it removed"
+	assert_empty_or_absent "$STORE/.staging" "Ctrl-C when staged${how:+ ($how)}: .staging is empty"
+	assert_empty_or_absent "$STORE/versions" "Ctrl-C when staged${how:+ ($how)}: nothing installed"
+done
+
+# --------------------------------------------- waiting for the lock, on a terminal
+( exec 9>>"$STORE/.lock" && flock 9 && exec sleep 300 ) &
+HOLDER=$!
+CVM_BG_PIDS+=("$HOLDER")
+wait_for 30 held || not_ok "the test's lock holder took the lock"
+TTYLOG=$TEST_TMP/tty.log
+CUDNNVM_NO_PROGRESS=1 script -qec "'$CUDNNVM' --root '$ROOT' --lock-timeout 1 cache clean" "$TTYLOG" \
+	>/dev/null 2>&1 </dev/null
+RC=$?
+check "on a terminal, lock not had within --lock-timeout 1: exit 5, got $RC" test "$RC" = 5
+check "on a terminal: 'waiting for the store lock' said once" \
+	test "$(grep -c 'waiting for the store lock' "$TTYLOG")" = 1
+cvm --lock-timeout 1 cache clean
+assert_rc 5 "not on a terminal: exit 5 as well"
+check "not on a terminal: no 'waiting' line in the log" test "$(grep -c 'waiting for' "$CVM_ERRF")" = 0
+kill "$HOLDER"
+wait_for 30 free || not_ok "the test's lock holder let go"
+
+# ------------------------------------------------- unknown keys in the config file
+cvm cache clean --all
+assert_rc 0 "cache clean --all (so that the config's mirror is asked)"
+mkdir -p "$ROOT/etc"
+printf '# a comment\nmirror = %s\nmirorr = http://typo.example/\n\n' "file://$TEST_TMP/no-mirror/" \
+	>"$ROOT/etc/cudnnvm.conf"
+CUDNNVM_MIRROR='' cvm --manifests "$MAN" fetch 9.1.1 --cuda 12.4
+assert_rc 1 "fetch from the configured (empty) mirror: exit 1"
+assert_err_contains "cudnnvm.conf' line 3: unknown key 'mirorr'" "the unknown key is named, with file and line"
+check "the warning is given once" test "$(grep -c "unknown key" "$CVM_ERRF")" = 1
+assert_err_contains "file://$TEST_TMP/no-mirror/" "the known key (mirror) is still used"
+
+finish
