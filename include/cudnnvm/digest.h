@@ -2,7 +2,10 @@
 #ifndef CUDNNVM_DIGEST_H
 #define CUDNNVM_DIGEST_H
 
-/* SHA-256, the only interface to OpenSSL (wrapped by digest.c alone, EVP only). */
+/*
+ * SHA-256: the only interface to OpenSSL (digest.c, EVP only) or, on Windows,
+ * to CNG (digest_win.c); the hex helpers are hex.c.
+ */
 #include <stddef.h>
 #include <stdint.h>
 

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* Hex digests, shared by digest.c (OpenSSL) and digest_win.c (CNG). */
+#include "cudnnvm/digest.h"
+#include "cudnnvm/error.h"
+
+void cvm_hex_encode(const uint8_t *bin, size_t len, char *hex)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		hex[2 * i] = digits[bin[i] >> 4];
+		hex[2 * i + 1] = digits[bin[i] & 15];
+	}
+	hex[2 * len] = '\0';
+}
+
+static int nibble(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+int cvm_hex_decode(const char *hex, uint8_t *bin, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		int hi = nibble(hex[2 * i]), lo;
+		if (hi < 0)
+			return -CVM_E_USAGE;
+		lo = nibble(hex[2 * i + 1]);
+		if (lo < 0)
+			return -CVM_E_USAGE;
+		bin[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return hex[2 * len] == '\0' ? 0 : -CVM_E_USAGE;
+}
