@@ -1,20 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#ifndef _WIN32
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
+#endif
 
 #include "cudnnvm/archive.h"
 #include "cudnnvm/confine.h"
@@ -51,12 +53,8 @@ static char staging_path[4096];
 
 static void note_staging(int dirfd)
 {
-	char link[64];
-	ssize_t k;
-
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", dirfd);
-	k = readlink(link, staging_path, sizeof(staging_path) - 1);
-	staging_path[k > 0 ? k : 0] = '\0';
+	if (cvm_fd_path(dirfd, staging_path, sizeof(staging_path)) < 0)
+		staging_path[0] = '\0';
 }
 
 static int write_error(const char *rel, int r)
