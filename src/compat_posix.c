@@ -38,6 +38,11 @@ int cvm_syncfs(int fd)
 	return syncfs(fd) < 0 ? -errno : 0;
 }
 
+void cvm_writeback(int fd, uint64_t off, uint64_t len)
+{
+	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+}
+
 bool cvm_flush_each_file(void)
 {
 	return false;

@@ -11,6 +11,7 @@
 #include <wchar.h>
 
 #include "cudnnvm/compat.h"
+#include "cudnnvm/lock.h"
 
 /* The real C runtime calls, under names compat_win32.h does not replace. */
 #undef open
@@ -742,6 +743,13 @@ char *strndup(const char *s, size_t n)
 	return d;
 }
 
+char *strchrnul(const char *s, int c)
+{
+	while (*s && *s != (char)c)
+		s++;
+	return (char *)s;
+}
+
 void *memmem(const void *hay, size_t hlen, const void *needle, size_t nlen)
 {
 	const char *h = hay;
@@ -957,6 +965,13 @@ int cvm_syncfs(int fd)
 	return 0;
 }
 
+void cvm_writeback(int fd, uint64_t off, uint64_t len)
+{
+	(void)fd;
+	(void)off;
+	(void)len;
+}
+
 bool cvm_flush_each_file(void)
 {
 	return true;
@@ -1061,4 +1076,33 @@ bool cvm_is_admin(void)
 		CloseHandle(tok);
 	}
 	return r;
+}
+
+/* ------------------------------------------------------------ the entry point */
+
+int main(int argc, char **argv);
+
+/*
+ * The command line in UTF-8 (the narrow argv is in the ANSI code page,
+ * which cannot name every file), and UTF-8 on the console.
+ */
+int wmain(int argc, wchar_t **wargv);
+int wmain(int argc, wchar_t **wargv)
+{
+	char **argv = calloc((size_t)argc + 1, sizeof(*argv));
+	int i;
+
+	if (!argv)
+		return 1;
+	for (i = 0; i < argc; i++) {
+		argv[i] = cvm_utf8(wargv[i]);
+		if (!argv[i]) {
+			fputs("cudnnvm: error: the command line is not valid UTF-16\n", stderr);
+			return 2;
+		}
+	}
+	SetConsoleOutputCP(CP_UTF8);
+	/* Binary stdout: JSON and file contents as written, no CR added. */
+	_setmode(_fileno(stdout), _O_BINARY);
+	return main(argc, argv);
 }

@@ -23,7 +23,6 @@
 #ifdef _WIN32
 #include "cudnnvm/compat_win32.h"
 #define CVM_WINDOWS 1
-#define CVM_PLATFORM_DEFAULT "windows-x86_64"
 #else
 #define CVM_WINDOWS 0
 #endif
@@ -46,6 +45,10 @@ int cvm_rename_exchange(int dfd, const char *a, const char *b);
 int cvm_syncfs(int fd);
 bool cvm_flush_each_file(void);
 
+/* Starts writing back len bytes of fd from off (0: to the end) without
+ * waiting (sync_file_range); nothing on Windows. Never fails. */
+void cvm_writeback(int fd, uint64_t off, uint64_t len);
+
 /* The name of the user running us (getpwuid / GetUserNameW), UTF-8. */
 int cvm_os_user(char *buf, size_t len);
 
@@ -64,5 +67,11 @@ long cvm_peak_rss_kib(void);
 
 /* Whether we are the administrator (uid 0; on Windows an elevated token). */
 bool cvm_is_admin(void);
+
+#ifdef _WIN32
+/* "<what>: not available on Windows yet (issue Windows II)", -EOPNOTSUPP
+ * (exit 1), for what needs a backend Windows does not have yet. */
+int cvm_unavailable(const char *what);
+#endif
 
 #endif

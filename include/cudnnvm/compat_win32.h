@@ -42,10 +42,12 @@
 #define S_ISLNK(m) (((m) & S_IFMT) == S_IFLNK)
 #endif
 #define S_ISVTX 01000
+#ifndef S_IRWXG
 #define S_IRWXG 0070
 #define S_IRWXO 0007
 #define S_IWGRP 0020
 #define S_IWOTH 0002
+#endif
 
 #ifndef ELOOP
 #define ELOOP 114
@@ -53,6 +55,12 @@
 #ifndef EOPNOTSUPP
 #define EOPNOTSUPP 130
 #endif
+
+/* cvm_proc_capture's status, as a wait status (proc_win.c makes it so). */
+#define WIFEXITED(s) (((s) & 0x7f) == 0)
+#define WEXITSTATUS(s) (((s) >> 8) & 0xff)
+#define WIFSIGNALED(s) 0
+#define WTERMSIG(s) 0
 
 typedef unsigned int uid_t;
 typedef unsigned int gid_t;
@@ -70,6 +78,9 @@ struct cvm_stat {
 	int64_t st_size;
 	struct timespec st_atim, st_mtim, st_ctim;
 };
+#undef stat
+#undef lstat
+#undef fstat
 #define stat cvm_stat
 #define lstat cvm_lstat
 #define fstat cvm_fstat
@@ -115,7 +126,10 @@ int setenv(const char *name, const char *value, int overwrite);
 int unsetenv(const char *name);
 #define getenv cvm_getenv
 char *cvm_getenv(const char *name);
+char *strchrnul(const char *s, int c);
 #define getuid() ((uid_t)0)
+#define getgid() ((gid_t)0)
+#define getegid() ((gid_t)0)
 #define geteuid() ((uid_t)0)
 
 /* Folders: fdopendir takes fd (closedir closes it); "." and ".." are
