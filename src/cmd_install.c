@@ -955,7 +955,8 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		goto out;
 	staged[0] = '\0';
 	cvm_modulefiles_refresh(ctx);
-	cvm_verbose("committed in %lld ms (one syncfs, then the rename)", cvm_now_ms() - t1);
+	cvm_verbose("committed in %lld ms (%s, then the rename)", cvm_now_ms() - t1,
+		    cvm_flush_each_file() ? "each file flushed as written" : "one syncfs");
 	r = report(ctx, in, false);
 out:
 	/* The child first: nothing may be writing into staging while it is removed. */

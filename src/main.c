@@ -421,6 +421,12 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 #endif
 	if (r < 0)
 		return cvm_err(r, "store path too long");
+#ifdef _WIN32
+	/* One separator inside, '/' (the Windows API takes both). */
+	for (char *c = path; *c; c++)
+		if (*c == '\\')
+			*c = '/';
+#endif
 	/* Shown as seen inside the root when it lies there. */
 	if (rl && !strncmp(path, ctx->root, rl) && path[rl] == '/')
 		return cvm_fmt(display, dlen, "%s", path + rl);

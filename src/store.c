@@ -156,7 +156,8 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 				    "it is not a regular file" : "it belongs to another user");
 			goto fail;
 		}
-		if ((st.st_mode & 07777) != 0600 && cvm_lock_try(fd) < 0 &&
+		/* Windows has no modes to fix (ACLs): its lock file is never replaced. */
+		if (!CVM_WINDOWS && (st.st_mode & 07777) != 0600 && cvm_lock_try(fd) < 0 &&
 		    cvm_lock_held_by_others_only(fd)) {
 			nfd = lock_replace(s, &st);
 		} else {
@@ -168,7 +169,7 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 			if (fstatat(s->fd, ".lock", &now, AT_SYMLINK_NOFOLLOW) < 0 ||
 			    now.st_dev != st.st_dev || now.st_ino != st.st_ino)
 				nfd = -EAGAIN;
-			else if ((st.st_mode & 07777) != 0600)
+			else if (!CVM_WINDOWS && (st.st_mode & 07777) != 0600)
 				nfd = lock_replace(s, &st);
 			else
 				break;
