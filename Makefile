@@ -46,8 +46,19 @@ ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
 quiet = @
 endif
 
+# The sources, named per platform: no wildcard may pull one system's file into
+# the other's build. Commands are shared (cmd_*.c); what differs is the
+# platform layer (compat_*.c), the outside APIs (OpenSSL / CNG, libcurl /
+# WinHTTP) and the Linux-only modules, which Windows replaces with
+# unavailable_win.c until their backend exists (issue Windows II).
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
-LIB_SRCS := $(filter-out src/main.c $(CMD_SRCS),$(sort $(wildcard src/*.c)))
+COMMON_SRCS := $(addprefix src/,activate.c archive.c bundle.c cache.c config.c cudnn.c \
+	entry.c error.c extract.c fault.c fsutil.c hex.c journal.c json.c lock.c manifest.c \
+	out.c record.c select.c store.c toolkit.c trust.c version.c xz.c)
+LINUX_SRCS := $(addprefix src/,activate_linux.c compat_posix.c confine.c digest.c doctor.c \
+	fetch.c proc.c smoke.c smoke_child.c)
+WIN_SRCS := $(addprefix src/,compat_win32.c digest_win.c fetch_win.c proc_win.c unavailable_win.c)
+LIB_SRCS := $(COMMON_SRCS) $(LINUX_SRCS)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(O)/%.o) $(O)/manifests_data.o
 BIN_OBJS := $(O)/main.o $(CMD_SRCS:src/%.c=$(O)/%.o)
 MANIFESTS := $(sort $(wildcard manifests/redistrib_*.json manifests/*releases.json))
@@ -126,6 +137,8 @@ clean:
 	rm -rf build build-test build-asan $(if $(filter-out build build-test build-asan,$(O)),$(O))
 
 .PHONY: all deps check all-tests check-asan check-gpu lint demo install clean
+
+-include packaging/windows/windows.mk
 .DELETE_ON_ERROR:
 
 -include $(wildcard $(O)/*.d $(O)/tests/*.d)

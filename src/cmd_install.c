@@ -7,11 +7,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,15 +85,9 @@ static int parse_jobs(const char *what, const char *s, unsigned *out)
 /* The CPUs this process may run on (the online ones, as far as its affinity allows). */
 static unsigned default_jobs(void)
 {
-	long online = sysconf(_SC_NPROCESSORS_ONLN);
-	cpu_set_t set;
-	int n = 0;
+	long n = cvm_cpu_count();
 
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		n = CPU_COUNT(&set);
-	if (online > 0 && (n <= 0 || online < n))
-		n = (int)online;
-	return n > 0 ? (unsigned)(n > 256 ? 256 : n) : 1;
+	return n > 256 ? 256 : (unsigned)n;
 }
 
 static int parse(struct install *in, int argc, char **argv)
@@ -661,7 +653,6 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	struct cvm_cudnn_tree tree;
 	struct cvm_progress pr = { 0 };
 	struct cvm_record rec = { 0 };
-	struct rusage ru;
 	struct stat st;
 	uint8_t digest[CVM_SHA256_LEN];
 	char got[CVM_SHA256_HEX], staged[256] = "", why[128], first[4096], hint[1024];
@@ -923,11 +914,11 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	cvm_verbose("extracted %zu entries, %llu bytes (%s%s%s) in %lld ms", x.files.n,
 		    (unsigned long long)x.bytes, x.format, x.decoder[0] ? "; " : "", x.decoder,
 		    cvm_now_ms() - t0);
-	if (getrusage(RUSAGE_SELF, &ru) == 0 && x.child_peak_rss)
+	if (cvm_peak_rss_kib() >= 0 && x.child_peak_rss)
 		cvm_verbose("peak memory: %ld MiB in this process, %llu MiB in the extraction process",
-			    ru.ru_maxrss >> 10, (unsigned long long)(x.child_peak_rss >> 20));
-	else if (getrusage(RUSAGE_SELF, &ru) == 0)
-		cvm_verbose("peak memory: %ld MiB", ru.ru_maxrss >> 10);
+			    cvm_peak_rss_kib() >> 10, (unsigned long long)(x.child_peak_rss >> 20));
+	else if (cvm_peak_rss_kib() >= 0)
+		cvm_verbose("peak memory: %ld MiB", cvm_peak_rss_kib() >> 10);
 	r = check_content(sfd, in, staged, &tree);
 	if (r < 0)
 		goto out;

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cudnnvm/entry.h"
 #include "cudnnvm/error.h"
@@ -29,6 +30,50 @@ const char *cvm_entry_name_problem(const char *path)
 		e = strchrnul(p, '/');
 		if (e - p == 2 && p[0] == '.' && p[1] == '.')
 			return "'..' in the name";
+		p = *e ? e + 1 : e;
+	}
+	return NULL;
+}
+
+static bool reserved(const char *p, size_t n)
+{
+	static const char *const names[] = { "CON", "PRN", "AUX", "NUL", "CONIN$", "CONOUT$" };
+	size_t base = 0;
+
+	/* "nul.txt" and "nul .txt" are NUL too: the name up to its first dot, spaces dropped. */
+	while (base < n && p[base] != '.')
+		base++;
+	while (base && p[base - 1] == ' ')
+		base--;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strlen(names[i]) == base && !strncasecmp(p, names[i], base))
+			return true;
+	/* COM1-COM9, LPT1-LPT9 (and the superscript digits Windows also reserves: ¹ ² ³). */
+	if ((base == 4 || base == 5) && (!strncasecmp(p, "COM", 3) || !strncasecmp(p, "LPT", 3)))
+		return base == 4 ? p[3] >= '1' && p[3] <= '9'
+				 : (unsigned char)p[3] == 0xc2 &&
+				   ((unsigned char)p[4] == 0xb9 || (unsigned char)p[4] == 0xb2 ||
+				    (unsigned char)p[4] == 0xb3);
+	return false;
+}
+
+const char *cvm_entry_windows_problem(const char *path)
+{
+	const char *p = path, *e;
+
+	if (strchr(path, '\\'))
+		return "backslash in the name (a path separator on Windows)";
+	if (strchr(path, ':'))
+		return "':' in the name (a drive letter or an alternate data stream on Windows)";
+	if (strpbrk(path, "<>\"|?*"))
+		return "a character Windows does not allow in names (<>\"|?*)";
+	while (*p) {
+		e = strchrnul(p, '/');
+		if (e > p && (e[-1] == '.' || e[-1] == ' ') &&
+		    !(e - p == 1 && p[0] == '.') && !(e - p == 2 && p[0] == '.' && p[1] == '.'))
+			return "a name that ends in a dot or a space (Windows drops them)";
+		if (reserved(p, (size_t)(e - p)))
+			return "a reserved Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9)";
 		p = *e ? e + 1 : e;
 	}
 	return NULL;
@@ -118,9 +163,12 @@ int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
 		memcpy(st->top, top, toplen + 1);
 		st->have_top = true;
 		st->layout = strcmp(top, "cuda") || st->bundle ? CVM_LAYOUT_NVIDIA : CVM_LAYOUT_LEGACY;
+		st->windows = st->windows || CVM_WINDOWS || !strncmp(top, "cudnn-windows-", 14);
 	} else if (strcmp(st->top, top)) {
 		return unsafe(archive_name, e->path, "a second top folder");
 	}
+	if (st->windows && (why = cvm_entry_windows_problem(e->path)))
+		return unsafe(archive_name, e->path, why);
 	if (!*q)
 		return 1;	/* the top folder itself */
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +15,12 @@
 
 const char *cvm_user_name(void)
 {
+	static char name[256];
 	const char *s = getenv("SUDO_USER");
-	struct passwd *pw;
 
-	if (getuid() == 0 && s && *s)
+	if (cvm_is_admin() && s && *s)
 		return s;
-	pw = getpwuid(getuid());
-	return pw ? pw->pw_name : "unknown";
+	return cvm_os_user(name, sizeof(name)) == 0 ? name : "unknown";
 }
 
 /* Tabs and newlines would break the line format: they become spaces. */

@@ -84,17 +84,17 @@ static const struct command commands[] = {
 	  "  --force              also when active (the most recently active other installed\n"
 	  "                       version comes back, named first) or mapped by running processes\n",
 	  "cudnnvm uninstall 8.9.6 --cuda 11.8" },
-	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM, "activate an installed version for a CUDA toolkit",
+	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_NOWIN, "activate an installed version for a CUDA toolkit",
 	  "use [VERSION] [--cuda X.Y] [--no-smoke] [--no-ldconfig]",
 	  CUDA_OPT SMOKE_OPTS
 	  "Needs root (it changes the toolkit). Without root: 'cudnnvm env' or 'cudnnvm exec'.\n"
 	  "VERSION left out: .cudnn-version (in this folder or a parent) decides.\n",
 	  "cudnnvm use 9.1 --cuda 12.4" },
-	{ "current", cvm_cmd_current, CVM_CMD_STORE, "the active version per toolkit",
+	{ "current", cvm_cmd_current, CVM_CMD_STORE | CVM_CMD_NOWIN, "the active version per toolkit",
 	  "current [--cuda X.Y]",
 	  "  --cuda X.Y           only this toolkit\n",
 	  "cudnnvm current --json" },
-	{ "rollback", cvm_cmd_rollback, CVM_CMD_WRITE | CVM_CMD_SYSTEM, "re-activate the previous version",
+	{ "rollback", cvm_cmd_rollback, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_NOWIN, "re-activate the previous version",
 	  "rollback [--cuda X.Y] [--no-smoke] [--no-ldconfig]",
 	  CUDA_OPT SMOKE_OPTS,
 	  "cudnnvm rollback --cuda 12.4" },
@@ -102,13 +102,13 @@ static const struct command commands[] = {
 	  "history [--cuda X.Y]",
 	  "  --cuda X.Y           only this toolkit's journal\n",
 	  "cudnnvm history --cuda 11.8" },
-	{ "env", cvm_cmd_env, CVM_CMD_STORE, "print the environment that selects a version",
+	{ "env", cvm_cmd_env, CVM_CMD_STORE | CVM_CMD_NOWIN, "print the environment that selects a version",
 	  "env [VERSION] [--cuda X.Y] [--shell sh|fish|pwsh]",
 	  CUDA_OPT
 	  "  --shell SH           sh (also bash, zsh), fish or pwsh (default sh)\n"
 	  "VERSION left out: .cudnn-version, else the version active for the toolkit.\n",
 	  "eval \"$(cudnnvm --user env 9.1 --cuda 12.4)\"" },
-	{ "exec", cvm_cmd_exec, CVM_CMD_STORE, "run a command with a version selected",
+	{ "exec", cvm_cmd_exec, CVM_CMD_STORE | CVM_CMD_NOWIN, "run a command with a version selected",
 	  "exec [VERSION] [--cuda X.Y] -- CMD [ARGS...]",
 	  CUDA_OPT
 	  "Exits with CMD's status; 127 when CMD is not found, 126 when it cannot be run.\n",
@@ -118,12 +118,12 @@ static const struct command commands[] = {
 	  "Writes .cudnn-version here: env, exec, use and install in this folder and below\n"
 	  "take their VERSION from it when none is given.\n",
 	  "cudnnvm local 9.1" },
-	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM, "bring a hand-copied cuDNN under management",
+	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_NOWIN, "bring a hand-copied cuDNN under management",
 	  "adopt [--cuda X.Y] [--no-ldconfig]",
 	  CUDA_OPT
 	  "  --no-ldconfig        do not run ldconfig\n",
 	  "cudnnvm adopt --cuda 11.8" },
-	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE, "the GPU smoke test of what programs load now",
+	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE | CVM_CMD_NOWIN, "the GPU smoke test of what programs load now",
 	  "smoke [--cuda X.Y] [--no-gpu] [--device N | --all-devices]",
 	  CUDA_OPT
 	  "  --no-gpu             the loader part only\n"
@@ -131,7 +131,7 @@ static const struct command commands[] = {
 	  "  --all-devices        run it on every device\n"
 	  "Exit 4: failed; 77: the loader part passed, no usable GPU for the rest.\n",
 	  "cudnnvm smoke --cuda 12.4" },
-	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE, "every cuDNN copy, which one loads, and what is wrong",
+	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE | CVM_CMD_NOWIN, "every cuDNN copy, which one loads, and what is wrong",
 	  "doctor",
 	  "Exit 1 when it found something to fix; each finding says what and how.\n",
 	  "cudnnvm doctor" },
@@ -146,7 +146,7 @@ static const struct command commands[] = {
 	  "Every file is re-hashed against the version's record as it is written; the bundle's\n"
 	  "SHA-256 is printed, for 'install --bundle FILE --sha256 HEX' on the next node.\n",
 	  "cudnnvm export 8.9.7 --cuda 11.8 cudnn-8.9.7.29-cuda11.tar.zst" },
-	{ "which", cvm_cmd_which, CVM_CMD_STORE, "the cuDNN library a toolkit's programs load, and why",
+	{ "which", cvm_cmd_which, CVM_CMD_STORE | CVM_CMD_NOWIN, "the cuDNN library a toolkit's programs load, and why",
 	  "which [--cuda X.Y]",
 	  CUDA_OPT,
 	  "cudnnvm which --cuda 12.4" },
@@ -155,7 +155,7 @@ static const struct command commands[] = {
 	  CUDA_OPT
 	  "VERSION is resolved as env and exec do; left out, .cudnn-version or the active version.\n",
 	  "cudnnvm prefix 9.1 --cuda 12.4" },
-	{ "modulefiles", cvm_cmd_modulefiles, CVM_CMD_STORE,
+	{ "modulefiles", cvm_cmd_modulefiles, CVM_CMD_STORE | CVM_CMD_NOWIN,
 	  "write Lmod/Tcl modulefiles of the installed versions",
 	  "modulefiles DIR [--format lua|tcl] [--default ID]",
 	  "  --format F           lua (Lmod, the default) or tcl (Environment Modules)\n"
@@ -396,6 +396,19 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 
 	if (store_arg && *store_arg) {
 		r = cvm_fmt(path, plen, "%s", store_arg);
+#ifdef _WIN32
+	} else {
+		/* %ProgramData%\cudnnvm, or %LOCALAPPDATA%\cudnnvm for one user. */
+		const char *var = ctx->user ? "LOCALAPPDATA" : "ProgramData";
+		const char *base = getenv(var);
+
+		(void)home;
+		(void)xdg;
+		if (!base || !*base)
+			return cvm_err(-ENOENT, "%%%s%% is not set: give --store DIR", var);
+		r = cvm_fmt(path, plen, "%s\\cudnnvm", base);
+	}
+#else
 	} else if (ctx->user) {
 		home = getenv("HOME");
 		if (!home || !*home)
@@ -405,6 +418,7 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 	} else {
 		r = cvm_root_path(ctx, path, plen, "/opt/cudnnvm");
 	}
+#endif
 	if (r < 0)
 		return cvm_err(r, "store path too long");
 	/* Shown as seen inside the root when it lies there. */
@@ -523,6 +537,12 @@ int main(int argc, char **argv)
 		r = help(argc - optind, argv + optind);
 		goto out;
 	}
+#ifdef _WIN32
+	if (cmd->flags & CVM_CMD_NOWIN) {
+		r = cvm_unavailable(cmd->name);
+		goto out;
+	}
+#endif
 	if (cmd->flags & (CVM_CMD_STORE | CVM_CMD_WRITE)) {
 		r = store_paths(&ctx, store_arg, spath, sizeof(spath), sdisplay, sizeof(sdisplay));
 		if (r < 0)

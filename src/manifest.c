@@ -8,15 +8,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cudnnvm/compat.h"
 #include "cudnnvm/embedded.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/json.h"
@@ -669,11 +668,19 @@ void cvm_catalogue_release(struct cvm_catalogue *cat)
 	cat->n = 0;
 }
 
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t l = strlen(s), k = strlen(suffix);
+
+	return l >= k && !strcmp(s + l - k, suffix);
+}
+
+/* redistrib_*.json or *releases.json (fnmatch's, which Windows lacks). */
 static bool wanted_name(const char *n)
 {
 	/* Hidden files are editors' and rsync's temporaries, never manifests. */
-	return n[0] != '.' && (!fnmatch("redistrib_*.json", n, 0) ||
-			       !fnmatch("*releases.json", n, 0));
+	return n[0] != '.' && ((!strncmp(n, "redistrib_", 10) && strlen(n) >= 15 &&
+				ends_with(n, ".json")) || ends_with(n, "releases.json"));
 }
 
 static int by_name(const void *a, const void *b)
@@ -1005,14 +1012,16 @@ const struct cvm_build *cvm_release_build(const struct cvm_release *rel,
 
 const char *cvm_host_platform(void)
 {
-	struct utsname u;
+	char m[64];
 
-	if (uname(&u) < 0)
+	if (CVM_WINDOWS)
+		return "windows-x86_64";
+	if (cvm_machine(m, sizeof(m)) < 0)
 		return NULL;
-	if (!strcmp(u.machine, "x86_64"))
+	if (!strcmp(m, "x86_64"))
 		return "linux-x86_64";
 	/* Jetson boards are aarch64 too but cannot be told apart here; sbsa is the server port. */
-	if (!strcmp(u.machine, "aarch64"))
+	if (!strcmp(m, "aarch64"))
 		return "linux-sbsa";
 	return NULL;
 }

@@ -94,6 +94,15 @@ static void on_signal(int sig)
 	cvm_interrupted = sig;
 }
 
+#ifdef _WIN32
+/* Ctrl-C and Ctrl-Break arrive as SIGINT and SIGBREAK (the C runtime's console handler). */
+void cvm_interrupts_catch(bool catch)
+{
+	signal(SIGINT, catch ? on_signal : SIG_DFL);
+	signal(SIGTERM, catch ? on_signal : SIG_DFL);
+	signal(SIGBREAK, catch ? on_signal : SIG_DFL);
+}
+#else
 void cvm_interrupts_catch(bool catch)
 {
 	struct sigaction sa = { .sa_handler = catch ? on_signal : SIG_DFL, .sa_flags = SA_RESTART };
@@ -108,6 +117,7 @@ void cvm_interrupts_catch(bool catch)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
 }
+#endif
 
 void cvm_verbose(const char *fmt, ...)
 {

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,7 +97,7 @@ static int lock_replace(struct cvm_store *s, const struct stat *old)
 	if (fd < 0 && errno == EEXIST) {
 		/* Left by a run killed while replacing it, when no one holds it. */
 		fd = openat(s->fd, ".lock.new", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-		if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+		if (fd >= 0 && cvm_lock_try(fd) == 0)
 			(void)unlinkat(s->fd, ".lock.new", 0);
 		if (fd >= 0)
 			close(fd);
@@ -106,7 +105,7 @@ static int lock_replace(struct cvm_store *s, const struct stat *old)
 	}
 	if (fd < 0)
 		return sys_err(s, "replace the lock", -errno);
-	if (flock(fd, LOCK_EX | LOCK_NB) < 0 ||
+	if (cvm_lock_try(fd) < 0 ||
 	    fstatat(s->fd, ".lock", &now, AT_SYMLINK_NOFOLLOW) < 0 ||
 	    now.st_dev != old->st_dev || now.st_ino != old->st_ino) {
 		r = -EAGAIN;
@@ -157,7 +156,7 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 				    "it is not a regular file" : "it belongs to another user");
 			goto fail;
 		}
-		if ((st.st_mode & 07777) != 0600 && flock(fd, LOCK_EX | LOCK_NB) < 0 &&
+		if ((st.st_mode & 07777) != 0600 && cvm_lock_try(fd) < 0 &&
 		    cvm_lock_held_by_others_only(fd)) {
 			nfd = lock_replace(s, &st);
 		} else {
@@ -271,17 +270,20 @@ int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bo
 	if (r < 0)
 		return sys_err(s, "name a version", r);
 	/* One flush of everything extracted instead of an fsync per file. */
-	if (syncfs(s->fd) < 0)
-		return sys_err(s, "sync", -errno);
-	if (renameat2(s->fd, from, s->fd, to, RENAME_NOREPLACE) == 0)
+	r = cvm_syncfs(s->fd);
+	if (r < 0)
+		return sys_err(s, "sync", r);
+	r = cvm_rename_noreplace(s->fd, from, to);
+	if (r == 0)
 		goto done;
-	if (errno != EEXIST && errno != ENOTEMPTY)
-		return sys_err(s, "commit the version", -errno);
+	if (r != -EEXIST && r != -ENOTEMPTY)
+		return sys_err(s, "commit the version", r);
 	if (!replace)
 		return cvm_err(-CVM_E_EXISTS, "%s is already installed", cvm_safe(id));
 	/* --force: the old tree is swapped out in one step, then deleted. */
-	if (renameat2(s->fd, from, s->fd, to, RENAME_EXCHANGE) < 0)
-		return sys_err(s, "replace the version", -errno);
+	r = cvm_rename_exchange(s->fd, from, to);
+	if (r < 0)
+		return sys_err(s, "replace the version", r);
 	cvm_fault("install-exchanged");
 	r = cvm_fmt(old, sizeof(old), ".trash/%s", staged);
 	if (r == 0 && renameat(s->fd, from, s->fd, old) < 0)

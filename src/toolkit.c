@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -11,7 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#ifndef _WIN32
 #include <sys/wait.h>
+#endif
 #include <time.h>
 #include <unistd.h>
 
@@ -584,22 +585,20 @@ void cvm_toolkits_free(struct cvm_toolkit *t, size_t n)
 /* "11.8 at /usr/local/cuda-11.8, ..." or "none", malloc'd (NULL on ENOMEM). */
 static char *found_list(const struct cvm_toolkit *t, size_t n)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f;
+	size_t len = 5, at = 0;
+	char *buf;
 
-	f = open_memstream(&buf, &len);
-	if (!f)
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(NULL, 0, ", %d.%d at %s", t[i].major, t[i].minor,
+					cvm_safe(t[i].display));
+	buf = malloc(len);
+	if (!buf)
 		return NULL;
 	if (!n)
-		fputs("none", f);
+		snprintf(buf, len, "none");
 	for (size_t i = 0; i < n; i++)
-		fprintf(f, "%s%d.%d at %s", i ? ", " : "", t[i].major, t[i].minor,
-			cvm_safe(t[i].display));
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
+		at += (size_t)snprintf(buf + at, len - at, "%s%d.%d at %s", i ? ", " : "", t[i].major,
+				       t[i].minor, cvm_safe(t[i].display));
 	return buf;
 }
 

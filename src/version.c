@@ -117,12 +117,13 @@ int cvm_cuda_parse(const char *s, int *major, int *minor)
 	unsigned ma, mi;
 
 	/*
-	 * "12" alone gives minor -1, meaning "any 12.x": 0 would claim 12.0.
+	 * "12" alone (or "12.x") gives minor -1, meaning "any 12.x": 0 would claim 12.0.
 	 * Three digits are plenty for either part and keep the ints small.
 	 */
 	if (!s || digits(&s, 3, &ma) < 0 || !ma)
 		return -CVM_E_VERSION;
-	if (!*s) {
+	/* "12.x", as NVIDIA's Windows downloads name the CUDA major: the same as "12". */
+	if (!*s || !strcmp(s, ".x")) {
 		*major = (int)ma;
 		*minor = -1;
 		return 0;

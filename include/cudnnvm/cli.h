@@ -23,6 +23,7 @@ struct cvm_ctx {
 #define CVM_CMD_STORE	(1u << 0)	/* open the store if it exists (readers) */
 #define CVM_CMD_WRITE	(1u << 1)	/* create and lock the store */
 #define CVM_CMD_SYSTEM	(1u << 2)	/* changes what programs load: root, or a writable --root */
+#define CVM_CMD_NOWIN	(1u << 3)	/* needs activation or the loader: not on Windows yet */
 
 /* Each command: 0 or a negative code (its message already printed). */
 int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv);

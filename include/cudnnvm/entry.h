@@ -28,6 +28,8 @@ struct cvm_entry_state {
 	bool bundle;		/* set by the caller: a store bundle (bundle.c), whose
 				 * top folder is the id and whose .cudnnvm/ record files
 				 * are taken */
+	bool windows;		/* Windows' name rules too: set by the first entry when
+				 * the top folder is cudnn-windows-*, always on Windows */
 };
 
 /*
@@ -41,6 +43,16 @@ int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
 
 /* The name rules alone (for fuzzing and unit tests): NULL, or why not. */
 const char *cvm_entry_name_problem(const char *path);
+/*
+ * The rules Windows adds, for each component of path (any separator):
+ * no reserved device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with or
+ * without an extension, in any case), no trailing dot or space (Windows
+ * drops them, so two names would be one), no ':' (a drive letter or an
+ * alternate data stream), no backslash (a second separator) and none of
+ * <>"|?*. NULL, or why not. Names that differ only in case are refused by
+ * the extractor on Windows (its exclusive create sees the first).
+ */
+const char *cvm_entry_windows_problem(const char *path);
 /* The symlink rule alone: NULL, or why not. rel is the link's own name. */
 const char *cvm_entry_link_problem(const char *rel, const char *target);
 

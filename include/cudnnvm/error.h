@@ -2,6 +2,8 @@
 #ifndef CUDNNVM_ERROR_H
 #define CUDNNVM_ERROR_H
 
+#include "cudnnvm/compat.h"
+
 /*
  * Every function returns 0 on success, -errno for a system error, or -CVM_E_*
  * for one of ours. One sign only: negative is failure. The code that knows the

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "cudnnvm/compat.h"
+
 /* snprintf into buf; -ENAMETOOLONG on truncation. */
 int cvm_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cudnnvm/compat.h"
+
 /* Process-wide output settings, set once by main() before any command runs. */
 struct cvm_out {
 	int verbosity;		/* -1 quiet, 0 normal, 1+ verbose */

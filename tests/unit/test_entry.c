@@ -145,6 +145,62 @@ static void test_hex_header_id(void)
 	      "id without CUDA refused");
 }
 
+/* Windows' name rules: on for cudnn-windows-* archives (and always on Windows). */
+static void test_windows_names(void)
+{
+	static const char *const bad[] = {
+		"bin/CON", "bin/con.dll", "bin/nul", "bin/Nul.txt", "include/aux.h", "lib/prn",
+		"bin/COM1", "bin/com9.dll", "bin/LPT1", "bin/lpt3.lib", "bin/CONOUT$", "bin/COM\xc2\xb9",
+		"bin/x.dll.", "bin/x.dll ", "bin./x", "lib /x.lib", "bin/x.dll:evil", "C:/Windows/x.dll",
+		"c:x", "bin\\..\\..\\x.dll", "bin\\x.dll", "bin/a<b", "bin/a|b", "bin/a?", "bin/a*",
+		"bin/a\"b",
+	};
+	static const char *const good[] = {
+		"bin/cudnn64_9.dll", "bin/cudnn_ops64_9.dll", "include/cudnn.h", "lib/x64/cudnn.lib",
+		"bin/console.dll", "bin/nul_x.dll", "bin/com10.dll", "bin/lpt.dll", "bin/COM0x", "a/./b",
+		"LICENSE", ".hidden", "bin/x.dll.bak",
+	};
+	struct cvm_entry_state st;
+	char rel[4096];
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(cvm_entry_windows_problem(bad[i]) != NULL, "windows: '%s' refused", bad[i]);
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		CHECK_STR(cvm_entry_windows_problem(good[i]), NULL, "windows: '%s' allowed", good[i]);
+	CHECK(strstr(cvm_entry_windows_problem("bin/NUL") ?: "", "reserved") != NULL,
+	      "windows: the reason names a reserved device name");
+	CHECK(strstr(cvm_entry_windows_problem("bin/x:y") ?: "", "alternate data stream") != NULL,
+	      "windows: the reason names alternate data streams");
+
+	/* In an archive: a Windows top folder turns the rules on. */
+	memset(&st, 0, sizeof(st));
+	CHECK_INT(check(&st, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive/", CVM_ENTRY_DIR, NULL, rel), 1,
+		  "windows zip: top folder");
+	CHECK(st.windows, "windows zip: the rules are on");
+	CHECK_INT(check(&st, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive/bin/cudnn64_9.dll",
+			CVM_ENTRY_FILE, NULL, rel), 0, "windows zip: bin/cudnn64_9.dll taken");
+	CHECK_STR(rel, "bin/cudnn64_9.dll", "windows zip: relative name");
+	CHECK_INT(check(&st, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive/lib/x64/cudnn.lib",
+			CVM_ENTRY_FILE, NULL, rel), 0, "windows zip: lib/x64/cudnn.lib taken");
+	CHECK_INT(check(&st, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive/bin/CON", CVM_ENTRY_FILE,
+			NULL, rel), -CVM_E_UNSAFE, "windows zip: bin/CON refused (exit 3)");
+	CHECK_INT(check(&st, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive/bin/a.dll:s", CVM_ENTRY_FILE,
+			NULL, rel), -CVM_E_UNSAFE, "windows zip: an alternate stream refused");
+	CHECK_INT(check(&st, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive/bin/x. ", CVM_ENTRY_FILE,
+			NULL, rel), -CVM_E_UNSAFE, "windows zip: a trailing dot and space refused");
+	CHECK_INT(check(&st, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive/bin\\..\\..\\x.dll",
+			CVM_ENTRY_FILE, NULL, rel), -CVM_E_UNSAFE, "windows zip: backslash traversal refused");
+
+	/* A Linux tarball keeps Linux's rules (on Linux): a colon is a name like any other. */
+	memset(&st, 0, sizeof(st));
+	CHECK_INT(check(&st, "cudnn-linux-x86_64-9.1.0.70_cuda12-archive/", CVM_ENTRY_DIR, NULL, rel), 1,
+		  "linux tarball: top folder");
+	CHECK(st.windows == CVM_WINDOWS, "linux tarball: Windows' rules only on Windows");
+	if (!CVM_WINDOWS)
+		CHECK_INT(check(&st, "cudnn-linux-x86_64-9.1.0.70_cuda12-archive/lib/a:b", CVM_ENTRY_FILE,
+				NULL, rel), 0, "linux tarball: 'a:b' allowed on Linux");
+}
+
 int main(void)
 {
 	test_names();
@@ -152,5 +208,6 @@ int main(void)
 	test_check();
 	test_top_version();
 	test_hex_header_id();
+	test_windows_names();
 	return unit_done();
 }

@@ -161,7 +161,7 @@ static void test_cuda(void)
 {
 	int ma = 0, mi = 0;
 	static const char *const bad[] = {
-		"", "12.", ".4", "12.4.1", "12 ", "x", "-12", "12.x", "0", "1234", "12..4",
+		"", "12.", ".4", "12.4.1", "12 ", "x", "-12", "12.x1", "12.X", "12.xx", "0", "1234", "12..4",
 	};
 	size_t i;
 
@@ -173,6 +173,10 @@ static void test_cuda(void)
 	CHECK(ma == 12 && mi == 0, "cuda 12.0 -> 12, 0");
 	CHECK_INT(cvm_cuda_parse("13", &ma, &mi), 0, "cuda 13");
 	CHECK(ma == 13 && mi == -1, "cuda 13 -> 13, minor -1 (any)");
+	CHECK_INT(cvm_cuda_parse("12.x", &ma, &mi), 0, "cuda 12.x");
+	CHECK(ma == 12 && mi == -1, "cuda 12.x -> 12, minor -1 (any), as 12");
+	CHECK_INT(cvm_cuda_parse("11.x", &ma, &mi), 0, "cuda 11.x");
+	CHECK(ma == 11 && mi == -1, "cuda 11.x -> 11, minor -1");
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK_INT(cvm_cuda_parse(bad[i], &ma, &mi), -CVM_E_VERSION, "reject cuda '%s'", bad[i]);
 	CHECK_INT(cvm_cuda_parse(NULL, &ma, &mi), -CVM_E_VERSION, "reject cuda NULL");

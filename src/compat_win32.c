@@ -1,0 +1,1108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The platform layer on Windows: compat.h's calls and the POSIX calls the
+ * core is written in, on the Win32 API. Paths are UTF-8 inside and wide at
+ * the API, absolute ones with the \\?\ prefix so that no MAX_PATH applies.
+ */
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#include <psapi.h>
+#include <stdarg.h>
+#include <wchar.h>
+
+#include "cudnnvm/compat.h"
+#include "cudnnvm/lock.h"
+
+/* The real C runtime calls, under names compat_win32.h does not replace. */
+#undef open
+#undef stat
+#undef fstat
+#undef fopen
+#undef getenv
+#undef getcwd
+#undef chdir
+
+int cvm_errno_from_win(unsigned long code)
+{
+	switch (code) {
+	case ERROR_FILE_NOT_FOUND:
+	case ERROR_PATH_NOT_FOUND:
+	case ERROR_INVALID_DRIVE:
+	case ERROR_BAD_NETPATH:
+	case ERROR_BAD_NET_NAME:
+		return ENOENT;
+	case ERROR_ACCESS_DENIED:
+	case ERROR_SHARING_VIOLATION:
+	case ERROR_LOCK_VIOLATION:
+	case ERROR_PRIVILEGE_NOT_HELD:
+	case ERROR_WRITE_PROTECT:
+		return EACCES;
+	case ERROR_FILE_EXISTS:
+	case ERROR_ALREADY_EXISTS:
+		return EEXIST;
+	case ERROR_DIR_NOT_EMPTY:
+		return ENOTEMPTY;
+	case ERROR_DIRECTORY:
+		return ENOTDIR;
+	case ERROR_NOT_ENOUGH_MEMORY:
+	case ERROR_OUTOFMEMORY:
+		return ENOMEM;
+	case ERROR_DISK_FULL:
+	case ERROR_HANDLE_DISK_FULL:
+		return ENOSPC;
+	case ERROR_FILENAME_EXCED_RANGE:
+		return ENAMETOOLONG;
+	case ERROR_INVALID_NAME:
+	case ERROR_BAD_PATHNAME:
+	case ERROR_INVALID_PARAMETER:
+		return EINVAL;
+	case ERROR_NOT_SAME_DEVICE:
+		return EXDEV;
+	case ERROR_BROKEN_PIPE:
+		return EPIPE;
+	case ERROR_NOT_SUPPORTED:
+	case ERROR_CALL_NOT_IMPLEMENTED:
+		return EOPNOTSUPP;
+	case ERROR_CANT_RESOLVE_FILENAME:
+		return ELOOP;
+	default:
+		return EIO;
+	}
+}
+
+static int fail_win(void)
+{
+	errno = cvm_errno_from_win(GetLastError());
+	return -1;
+}
+
+wchar_t *cvm_wide(const char *s)
+{
+	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
+	wchar_t *w;
+
+	if (n <= 0) {
+		errno = EILSEQ;
+		return NULL;
+	}
+	w = malloc((size_t)n * sizeof(*w));
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n);
+	return w;
+}
+
+char *cvm_utf8(const wchar_t *w)
+{
+	int n = WideCharToMultiByte(CP_UTF8, 0, w, -1, NULL, 0, NULL, NULL);
+	char *s;
+
+	if (n <= 0) {
+		errno = EILSEQ;
+		return NULL;
+	}
+	s = malloc((size_t)n);
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	WideCharToMultiByte(CP_UTF8, 0, w, -1, s, n, NULL, NULL);
+	return s;
+}
+
+static HANDLE fd_handle(int fd)
+{
+	intptr_t h = _get_osfhandle(fd);
+
+	if (h == -1 || h == -2) {
+		errno = EBADF;
+		return INVALID_HANDLE_VALUE;
+	}
+	return (HANDLE)h;
+}
+
+/* The path a handle was opened as, in the \\?\ form. malloc'd, NULL on error. */
+static wchar_t *handle_path(HANDLE h)
+{
+	DWORD n = GetFinalPathNameByHandleW(h, NULL, 0, FILE_NAME_NORMALIZED);
+	wchar_t *w;
+
+	if (!n) {
+		fail_win();
+		return NULL;
+	}
+	w = malloc(((size_t)n + 1) * sizeof(*w));
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!GetFinalPathNameByHandleW(h, w, n + 1, FILE_NAME_NORMALIZED)) {
+		free(w);
+		fail_win();
+		return NULL;
+	}
+	return w;
+}
+
+static bool absolute(const char *p)
+{
+	return p[0] == '/' || p[0] == '\\' ||
+	       (((p[0] | 0x20) >= 'a' && (p[0] | 0x20) <= 'z') && p[1] == ':');
+}
+
+/* "base" + "\" + "name" with '/' as '\', in a malloc'd buffer. */
+static wchar_t *join(const wchar_t *base, const wchar_t *name)
+{
+	size_t bl = base ? wcslen(base) : 0, nl = wcslen(name), i;
+	wchar_t *w = malloc((bl + nl + 2) * sizeof(*w));
+
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (bl)
+		memcpy(w, base, bl * sizeof(*w));
+	if (bl && nl && base[bl - 1] != L'\\')
+		w[bl++] = L'\\';
+	for (i = 0; i < nl; i++)
+		w[bl + i] = name[i] == L'/' ? L'\\' : name[i];
+	w[bl + nl] = L'\0';
+	/* "dir\." is the folder itself. */
+	if (bl + nl >= 2 && w[bl + nl - 1] == L'.' && w[bl + nl - 2] == L'\\')
+		w[bl + nl - 2] = L'\0';
+	return w;
+}
+
+/* A full path (GetFullPathNameW) with the \\?\ prefix, unless it has one. */
+static wchar_t *long_form(const wchar_t *p)
+{
+	DWORD n;
+	wchar_t *full, *w;
+	size_t l;
+
+	if (!wcsncmp(p, L"\\\\?\\", 4)) {
+		w = _wcsdup(p);
+		if (!w)
+			errno = ENOMEM;
+		return w;
+	}
+	n = GetFullPathNameW(p, 0, NULL, NULL);
+	if (!n) {
+		fail_win();
+		return NULL;
+	}
+	full = malloc((size_t)n * sizeof(*full));
+	if (!full) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	GetFullPathNameW(p, n, full, NULL);
+	l = wcslen(full);
+	w = malloc((l + 9) * sizeof(*w));
+	if (!w) {
+		free(full);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!wcsncmp(full, L"\\\\", 2))	/* \\server\share -> \\?\UNC\server\share */
+		swprintf(w, l + 9, L"\\\\?\\UNC\\%ls", full + 2);
+	else
+		swprintf(w, l + 9, L"\\\\?\\%ls", full);
+	free(full);
+	return w;
+}
+
+wchar_t *cvm_wpath_at(int dirfd, const char *name)
+{
+	wchar_t *wn = cvm_wide(name), *base = NULL, *j, *r;
+
+	if (!wn)
+		return NULL;
+	if (dirfd != AT_FDCWD && !absolute(name)) {
+		HANDLE h = fd_handle(dirfd);
+
+		base = h == INVALID_HANDLE_VALUE ? NULL : handle_path(h);
+		if (!base) {
+			free(wn);
+			return NULL;
+		}
+	}
+	j = join(base, wn);
+	free(base);
+	free(wn);
+	if (!j)
+		return NULL;
+	r = long_form(j);
+	free(j);
+	return r;
+}
+
+/* ------------------------------------------------------------ stat */
+
+static void filetime(const FILETIME *ft, struct timespec *ts)
+{
+	/* 100 ns since 1601 -> ns since 1970 */
+	uint64_t t = ((uint64_t)ft->dwHighDateTime << 32) | ft->dwLowDateTime;
+
+	t -= 116444736000000000ULL;
+	ts->tv_sec = (time_t)(t / 10000000);
+	ts->tv_nsec = (long)(t % 10000000) * 100;
+}
+
+static int stat_handle(HANDLE h, struct cvm_stat *st)
+{
+	BY_HANDLE_FILE_INFORMATION fi;
+	FILE_ATTRIBUTE_TAG_INFO tag = { 0 };
+	DWORD type = GetFileType(h);
+
+	memset(st, 0, sizeof(*st));
+	if (type == FILE_TYPE_CHAR || type == FILE_TYPE_PIPE) {
+		st->st_mode = type == FILE_TYPE_CHAR ? S_IFCHR : S_IFIFO;
+		st->st_nlink = 1;
+		return 0;
+	}
+	if (!GetFileInformationByHandle(h, &fi))
+		return fail_win();
+	st->st_dev = fi.dwVolumeSerialNumber;
+	st->st_ino = ((uint64_t)fi.nFileIndexHigh << 32) | fi.nFileIndexLow;
+	st->st_nlink = fi.nNumberOfLinks;
+	st->st_size = (int64_t)(((uint64_t)fi.nFileSizeHigh << 32) | fi.nFileSizeLow);
+	if ((fi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) &&
+	    GetFileInformationByHandleEx(h, FileAttributeTagInfo, &tag, sizeof(tag)) &&
+	    (tag.ReparseTag == IO_REPARSE_TAG_SYMLINK || tag.ReparseTag == IO_REPARSE_TAG_MOUNT_POINT))
+		st->st_mode = S_IFLNK | 0777;
+	else if (fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
+		st->st_mode = S_IFDIR | 0755;
+	else
+		/* No owners or modes here: a file is its owner's, read-only or not. */
+		st->st_mode = S_IFREG | ((fi.dwFileAttributes & FILE_ATTRIBUTE_READONLY) ? 0444 : 0644);
+	filetime(&fi.ftLastAccessTime, &st->st_atim);
+	filetime(&fi.ftLastWriteTime, &st->st_mtim);
+	filetime(&fi.ftLastWriteTime, &st->st_ctim);
+	return 0;
+}
+
+/* Opens a path for its metadata only (any kind of file, not following a link when nofollow). */
+static HANDLE open_meta(const wchar_t *w, bool nofollow)
+{
+	return CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+			   NULL, OPEN_EXISTING,
+			   FILE_FLAG_BACKUP_SEMANTICS | (nofollow ? FILE_FLAG_OPEN_REPARSE_POINT : 0), NULL);
+}
+
+int fstatat(int dirfd, const char *name, struct cvm_stat *st, int flags)
+{
+	wchar_t *w = cvm_wpath_at(dirfd, name);
+	HANDLE h;
+	int r;
+
+	if (!w)
+		return -1;
+	h = open_meta(w, flags & AT_SYMLINK_NOFOLLOW);
+	free(w);
+	if (h == INVALID_HANDLE_VALUE)
+		return fail_win();
+	r = stat_handle(h, st);
+	CloseHandle(h);
+	return r;
+}
+
+int cvm_stat(const char *path, struct cvm_stat *st)
+{
+	return fstatat(AT_FDCWD, path, st, 0);
+}
+
+int cvm_lstat(const char *path, struct cvm_stat *st)
+{
+	return fstatat(AT_FDCWD, path, st, AT_SYMLINK_NOFOLLOW);
+}
+
+int cvm_fstat(int fd, struct cvm_stat *st)
+{
+	HANDLE h = fd_handle(fd);
+
+	return h == INVALID_HANDLE_VALUE ? -1 : stat_handle(h, st);
+}
+
+/* ------------------------------------------------------------ open */
+
+static int open_w(const wchar_t *w, int flags)
+{
+	DWORD access = 0, disp, attrs = FILE_FLAG_BACKUP_SEMANTICS;
+	int crt = _O_BINARY, fd;
+	BY_HANDLE_FILE_INFORMATION fi;
+	HANDLE h;
+
+	switch (flags & (O_RDONLY | O_WRONLY | O_RDWR)) {
+	case O_WRONLY:
+		access = GENERIC_WRITE;
+		crt |= _O_WRONLY;
+		break;
+	case O_RDWR:
+		access = GENERIC_READ | GENERIC_WRITE;
+		crt |= _O_RDWR;
+		break;
+	default:
+		access = GENERIC_READ;
+		crt |= _O_RDONLY;
+	}
+	if ((flags & O_CREAT) && (flags & O_EXCL))
+		disp = CREATE_NEW;
+	else if ((flags & O_CREAT) && (flags & O_TRUNC))
+		disp = CREATE_ALWAYS;
+	else if (flags & O_CREAT)
+		disp = OPEN_ALWAYS;
+	else if (flags & O_TRUNC)
+		disp = TRUNCATE_EXISTING;
+	else
+		disp = OPEN_EXISTING;
+	if (flags & O_NOFOLLOW)
+		attrs |= FILE_FLAG_OPEN_REPARSE_POINT;
+	if (flags & O_APPEND)
+		crt |= _O_APPEND;
+	if (flags & O_CLOEXEC)
+		crt |= _O_NOINHERIT;
+	if (flags & O_DIRECTORY)
+		access = GENERIC_READ;
+	h = CreateFileW(w, access, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, disp,
+			attrs, NULL);
+	if (h == INVALID_HANDLE_VALUE) {
+		DWORD e = GetLastError();
+
+		/* A folder opened for writing, as open(2) says. */
+		if (e == ERROR_ACCESS_DENIED) {
+			DWORD a = GetFileAttributesW(w);
+
+			if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY)) {
+				errno = EISDIR;
+				return -1;
+			}
+		}
+		errno = cvm_errno_from_win(e);
+		return -1;
+	}
+	if (!GetFileInformationByHandle(h, &fi)) {
+		if (flags & O_DIRECTORY) {
+			CloseHandle(h);
+			return fail_win();
+		}
+	} else {
+		if ((flags & O_NOFOLLOW) && (fi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)) {
+			CloseHandle(h);
+			errno = ELOOP;
+			return -1;
+		}
+		if ((flags & O_DIRECTORY) && !(fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)) {
+			CloseHandle(h);
+			errno = ENOTDIR;
+			return -1;
+		}
+		if (!(flags & O_DIRECTORY) && (fi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) &&
+		    (access & GENERIC_WRITE)) {
+			CloseHandle(h);
+			errno = EISDIR;
+			return -1;
+		}
+	}
+	fd = _open_osfhandle((intptr_t)h, crt);
+	if (fd < 0) {
+		CloseHandle(h);
+		errno = EMFILE;
+	}
+	return fd;
+}
+
+int openat(int dirfd, const char *name, int flags, ...)
+{
+	wchar_t *w = cvm_wpath_at(dirfd, name);
+	int fd;
+
+	if (!w)
+		return -1;
+	fd = open_w(w, flags);
+	free(w);
+	return fd;
+}
+
+int cvm_open(const char *path, int flags, ...)
+{
+	if (!strcmp(path, "/dev/null"))
+		path = "NUL";
+	if (!strcmp(path, "NUL")) {
+		int crt = _O_BINARY | ((flags & O_WRONLY) ? _O_WRONLY : (flags & O_RDWR) ? _O_RDWR : 0);
+
+		return _open("NUL", crt);
+	}
+	return openat(AT_FDCWD, path, flags);
+}
+
+FILE *cvm_fopen(const char *path, const char *mode)
+{
+	int flags = 0, fd;
+	FILE *f;
+
+	if (strchr(mode, '+'))
+		flags = O_RDWR;
+	else if (mode[0] != 'r')
+		flags = O_WRONLY;
+	if (mode[0] == 'w')
+		flags |= O_CREAT | O_TRUNC;
+	else if (mode[0] == 'a')
+		flags |= O_CREAT | O_APPEND;
+	if (strchr(mode, 'x'))
+		flags |= O_EXCL;
+	if (strchr(mode, 'e'))
+		flags |= O_CLOEXEC;
+	fd = cvm_open(path, flags, 0644);
+	if (fd < 0)
+		return NULL;
+	f = _fdopen(fd, mode[0] == 'r' ? (strchr(mode, '+') ? "r+b" : "rb") :
+		    mode[0] == 'w' ? (strchr(mode, '+') ? "w+b" : "wb") : "ab");
+	if (!f)
+		_close(fd);
+	return f;
+}
+
+int mkdirat(int dirfd, const char *name, mode_t mode)
+{
+	wchar_t *w = cvm_wpath_at(dirfd, name);
+	BOOL ok;
+
+	(void)mode;
+	if (!w)
+		return -1;
+	ok = CreateDirectoryW(w, NULL);
+	free(w);
+	return ok ? 0 : fail_win();
+}
+
+int unlinkat(int dirfd, const char *name, int flags)
+{
+	wchar_t *w = cvm_wpath_at(dirfd, name);
+	DWORD a;
+	BOOL ok;
+
+	if (!w)
+		return -1;
+	a = GetFileAttributesW(w);
+	if (a == INVALID_FILE_ATTRIBUTES) {
+		free(w);
+		return fail_win();
+	}
+	if (flags & AT_REMOVEDIR) {
+		ok = (a & FILE_ATTRIBUTE_DIRECTORY) ? RemoveDirectoryW(w) : (SetLastError(ERROR_DIRECTORY), FALSE);
+	} else if ((a & FILE_ATTRIBUTE_DIRECTORY) && !(a & FILE_ATTRIBUTE_REPARSE_POINT)) {
+		free(w);
+		errno = EISDIR;
+		return -1;
+	} else {
+		if (a & FILE_ATTRIBUTE_READONLY)
+			SetFileAttributesW(w, a & ~(DWORD)FILE_ATTRIBUTE_READONLY);
+		/* A link to a folder is removed as a folder. */
+		ok = (a & FILE_ATTRIBUTE_DIRECTORY) ? RemoveDirectoryW(w) : DeleteFileW(w);
+	}
+	free(w);
+	return ok ? 0 : fail_win();
+}
+
+static int move(int od, const char *from, int nd, const char *to, DWORD how)
+{
+	wchar_t *a = cvm_wpath_at(od, from), *b = a ? cvm_wpath_at(nd, to) : NULL;
+	BOOL ok;
+	DWORD e;
+
+	if (!b) {
+		free(a);
+		return -1;
+	}
+	ok = MoveFileExW(a, b, how | MOVEFILE_WRITE_THROUGH);
+	e = GetLastError();
+	/* rename(2) replaces an empty folder; MoveFileExW replaces only files. */
+	if (!ok && (how & MOVEFILE_REPLACE_EXISTING) && e == ERROR_ACCESS_DENIED &&
+	    (GetFileAttributesW(b) & FILE_ATTRIBUTE_DIRECTORY) &&
+	    GetFileAttributesW(b) != INVALID_FILE_ATTRIBUTES && RemoveDirectoryW(b))
+		ok = MoveFileExW(a, b, how | MOVEFILE_WRITE_THROUGH);
+	else
+		SetLastError(e);
+	free(a);
+	free(b);
+	return ok ? 0 : fail_win();
+}
+
+int renameat(int od, const char *from, int nd, const char *to)
+{
+	return move(od, from, nd, to, MOVEFILE_REPLACE_EXISTING);
+}
+
+ssize_t readlinkat(int dirfd, const char *name, char *buf, size_t len)
+{
+	struct cvm_stat st;
+
+	/* Links are the next issue's (junctions); none is made here. */
+	(void)buf;
+	(void)len;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -1;
+	errno = S_ISLNK(st.st_mode) ? EOPNOTSUPP : EINVAL;
+	return -1;
+}
+
+int symlinkat(const char *target, int dirfd, const char *name)
+{
+	(void)target;
+	(void)dirfd;
+	(void)name;
+	errno = EOPNOTSUPP;
+	return -1;
+}
+
+int faccessat(int dirfd, const char *name, int mode, int flags)
+{
+	wchar_t *w = cvm_wpath_at(dirfd, name);
+	DWORD a;
+
+	(void)flags;
+	if (!w)
+		return -1;
+	a = GetFileAttributesW(w);
+	free(w);
+	if (a == INVALID_FILE_ATTRIBUTES)
+		return fail_win();
+	if ((mode & W_OK) && (a & FILE_ATTRIBUTE_READONLY) && !(a & FILE_ATTRIBUTE_DIRECTORY)) {
+		errno = EACCES;
+		return -1;
+	}
+	return 0;
+}
+
+int cvm_chdir(const char *path)
+{
+	wchar_t *w = cvm_wide(path);
+	int r;
+
+	if (!w)
+		return -1;
+	r = _wchdir(w);
+	free(w);
+	return r;
+}
+
+char *cvm_getcwd(char *buf, size_t len)
+{
+	wchar_t *w = _wgetcwd(NULL, 0), *p;
+	char *s;
+	size_t i;
+
+	if (!w)
+		return NULL;
+	s = cvm_utf8(w);
+	free(w);
+	(void)p;
+	if (!s)
+		return NULL;
+	for (i = 0; s[i]; i++)
+		if (s[i] == '\\')
+			s[i] = '/';
+	if (!buf)
+		return s;
+	if (strlen(s) + 1 > len) {
+		free(s);
+		errno = ERANGE;
+		return NULL;
+	}
+	memcpy(buf, s, strlen(s) + 1);
+	free(s);
+	return buf;
+}
+
+int fsync(int fd)
+{
+	HANDLE h = fd_handle(fd);
+	struct cvm_stat st;
+
+	if (h == INVALID_HANDLE_VALUE)
+		return -1;
+	/* A folder's entries are NTFS metadata, journaled: nothing to flush. */
+	if (stat_handle(h, &st) == 0 && !S_ISREG(st.st_mode))
+		return 0;
+	return FlushFileBuffers(h) ? 0 : fail_win();
+}
+
+int fchmod(int fd, mode_t mode)
+{
+	/* Windows files have ACLs, not modes: what the folder gives is kept. */
+	(void)fd;
+	(void)mode;
+	return 0;
+}
+
+int fchmodat(int dirfd, const char *name, mode_t mode, int flags)
+{
+	struct cvm_stat st;
+
+	(void)mode;
+	return fstatat(dirfd, name, &st, flags);
+}
+
+ssize_t pread(int fd, void *buf, size_t len, off_t off)
+{
+	HANDLE h = fd_handle(fd);
+	OVERLAPPED ov = { 0 };
+	DWORD n = 0;
+
+	if (h == INVALID_HANDLE_VALUE)
+		return -1;
+	ov.Offset = (DWORD)((uint64_t)off & 0xffffffffu);
+	ov.OffsetHigh = (DWORD)((uint64_t)off >> 32);
+	if (!ReadFile(h, buf, len > 0x40000000 ? 0x40000000 : (DWORD)len, &n, &ov)) {
+		if (GetLastError() == ERROR_HANDLE_EOF)
+			return 0;
+		return fail_win();
+	}
+	return (ssize_t)n;
+}
+
+ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
+{
+	HANDLE h = fd_handle(fd);
+	OVERLAPPED ov = { 0 };
+	DWORD n = 0;
+
+	if (h == INVALID_HANDLE_VALUE)
+		return -1;
+	ov.Offset = (DWORD)((uint64_t)off & 0xffffffffu);
+	ov.OffsetHigh = (DWORD)((uint64_t)off >> 32);
+	if (!WriteFile(h, buf, len > 0x40000000 ? 0x40000000 : (DWORD)len, &n, &ov))
+		return fail_win();
+	return (ssize_t)n;
+}
+
+char *realpath(const char *path, char *resolved)
+{
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY);
+	char buf[4096];
+	char *r;
+
+	if (fd < 0)
+		fd = openat(AT_FDCWD, path, O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	if (cvm_fd_path(fd, buf, sizeof(buf)) < 0) {
+		_close(fd);
+		return NULL;
+	}
+	_close(fd);
+	if (resolved) {
+		memcpy(resolved, buf, strlen(buf) + 1);
+		return resolved;
+	}
+	r = _strdup(buf);
+	if (!r)
+		errno = ENOMEM;
+	return r;
+}
+
+char *mkdtemp(char *tmpl)
+{
+	size_t l = strlen(tmpl);
+	unsigned tries;
+
+	if (l < 6 || strcmp(tmpl + l - 6, "XXXXXX")) {
+		errno = EINVAL;
+		return NULL;
+	}
+	for (tries = 0; tries < 100; tries++) {
+		static const char set[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+		LARGE_INTEGER t;
+		uint64_t v;
+		int i;
+
+		QueryPerformanceCounter(&t);
+		v = (uint64_t)t.QuadPart * 6364136223846793005ULL + GetCurrentProcessId() + tries;
+		for (i = 0; i < 6; i++, v /= 36)
+			tmpl[l - 6 + i] = set[v % 36];
+		if (mkdirat(AT_FDCWD, tmpl, 0700) == 0)
+			return tmpl;
+		if (errno != EEXIST)
+			return NULL;
+	}
+	return NULL;
+}
+
+char *strndup(const char *s, size_t n)
+{
+	size_t l = strnlen(s, n);
+	char *d = malloc(l + 1);
+
+	if (!d)
+		return NULL;
+	memcpy(d, s, l);
+	d[l] = '\0';
+	return d;
+}
+
+char *strchrnul(const char *s, int c)
+{
+	while (*s && *s != (char)c)
+		s++;
+	return (char *)s;
+}
+
+void *memmem(const void *hay, size_t hlen, const void *needle, size_t nlen)
+{
+	const char *h = hay;
+	size_t i;
+
+	if (!nlen)
+		return (void *)hay;
+	for (i = 0; i + nlen <= hlen; i++)
+		if (h[i] == *(const char *)needle && !memcmp(h + i, needle, nlen))
+			return (void *)(h + i);
+	return NULL;
+}
+
+/* The environment in UTF-8: the C runtime's narrow one is in the ANSI code page. */
+char *cvm_getenv(const char *name)
+{
+	static char *slot[64];
+	static unsigned next;
+	wchar_t *wn = cvm_wide(name), *wv;
+	DWORD n;
+	char *v;
+
+	if (!wn)
+		return NULL;
+	n = GetEnvironmentVariableW(wn, NULL, 0);
+	if (!n) {
+		free(wn);
+		return NULL;
+	}
+	wv = malloc((size_t)n * sizeof(*wv));
+	if (!wv) {
+		free(wn);
+		return NULL;
+	}
+	GetEnvironmentVariableW(wn, wv, n);
+	free(wn);
+	v = cvm_utf8(wv);
+	free(wv);
+	if (!v)
+		return NULL;
+	/* getenv's strings live on: a ring of the last 64 answers. */
+	free(slot[next % 64]);
+	slot[next++ % 64] = v;
+	return v;
+}
+
+int setenv(const char *name, const char *value, int overwrite)
+{
+	wchar_t *wn, *wv;
+	BOOL ok;
+
+	if (!overwrite && cvm_getenv(name))
+		return 0;
+	wn = cvm_wide(name);
+	wv = wn ? cvm_wide(value) : NULL;
+	ok = wv && SetEnvironmentVariableW(wn, wv) && _wputenv_s(wn, wv) == 0;
+	free(wn);
+	free(wv);
+	if (!ok)
+		errno = EINVAL;
+	return ok ? 0 : -1;
+}
+
+int unsetenv(const char *name)
+{
+	wchar_t *wn = cvm_wide(name);
+	BOOL ok;
+
+	if (!wn)
+		return -1;
+	ok = SetEnvironmentVariableW(wn, NULL) || GetLastError() == ERROR_ENVVAR_NOT_FOUND;
+	_wputenv_s(wn, L"");
+	free(wn);
+	return ok ? 0 : -1;
+}
+
+/* ------------------------------------------------------------ folders */
+
+struct cvm_dir {
+	int fd;
+	HANDLE find;
+	bool first;
+	WIN32_FIND_DATAW fd_data;
+	struct cvm_dirent de;
+};
+
+cvm_dir *cvm_fdopendir(int fd)
+{
+	HANDLE h = fd_handle(fd);
+	wchar_t *base, *pat;
+	cvm_dir *d;
+
+	if (h == INVALID_HANDLE_VALUE)
+		return NULL;
+	base = handle_path(h);
+	if (!base)
+		return NULL;
+	pat = join(base, L"*");
+	free(base);
+	if (!pat)
+		return NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d) {
+		free(pat);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->fd = fd;
+	d->find = FindFirstFileExW(pat, FindExInfoBasic, &d->fd_data, FindExSearchNameMatch, NULL, 0);
+	free(pat);
+	if (d->find == INVALID_HANDLE_VALUE && GetLastError() != ERROR_FILE_NOT_FOUND) {
+		fail_win();
+		free(d);
+		return NULL;
+	}
+	d->first = true;
+	return d;
+}
+
+cvm_dir *cvm_opendir(const char *path)
+{
+	int fd = openat(AT_FDCWD, path, O_RDONLY | O_DIRECTORY);
+	cvm_dir *d;
+
+	if (fd < 0)
+		return NULL;
+	d = cvm_fdopendir(fd);
+	if (!d)
+		_close(fd);
+	return d;
+}
+
+struct cvm_dirent *cvm_readdir(cvm_dir *d)
+{
+	for (;;) {
+		char *s;
+
+		if (d->find == INVALID_HANDLE_VALUE)
+			return NULL;
+		if (!d->first && !FindNextFileW(d->find, &d->fd_data))
+			return NULL;
+		d->first = false;
+		if (!wcscmp(d->fd_data.cFileName, L".") || !wcscmp(d->fd_data.cFileName, L".."))
+			continue;
+		s = cvm_utf8(d->fd_data.cFileName);
+		if (!s || strlen(s) >= sizeof(d->de.d_name)) {
+			free(s);
+			continue;
+		}
+		memcpy(d->de.d_name, s, strlen(s) + 1);
+		free(s);
+		return &d->de;
+	}
+}
+
+int cvm_closedir(cvm_dir *d)
+{
+	if (!d)
+		return 0;
+	if (d->find != INVALID_HANDLE_VALUE)
+		FindClose(d->find);
+	_close(d->fd);
+	free(d);
+	return 0;
+}
+
+int cvm_dirfd(cvm_dir *d)
+{
+	return d->fd;
+}
+
+/* ------------------------------------------------------------ compat.h */
+
+int cvm_lock_try(int fd)
+{
+	HANDLE h = fd_handle(fd);
+	OVERLAPPED ov = { 0 };
+
+	if (h == INVALID_HANDLE_VALUE)
+		return -EBADF;
+	/* The whole file, as flock: released when the handle closes or the process ends. */
+	if (LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, MAXDWORD, MAXDWORD, &ov))
+		return 0;
+	if (GetLastError() == ERROR_LOCK_VIOLATION || GetLastError() == ERROR_IO_PENDING)
+		return -EWOULDBLOCK;
+	return -cvm_errno_from_win(GetLastError());
+}
+
+bool cvm_lock_held_by_others_only(int fd)
+{
+	/* Windows files have no other users' modes to fix: never replaced. */
+	(void)fd;
+	return false;
+}
+
+int cvm_rename_noreplace(int dfd, const char *from, const char *to)
+{
+	return move(dfd, from, dfd, to, 0) < 0 ? -errno : 0;
+}
+
+int cvm_rename_exchange(int dfd, const char *a, const char *b)
+{
+	(void)dfd;
+	(void)a;
+	(void)b;
+	return -EOPNOTSUPP;
+}
+
+int cvm_syncfs(int fd)
+{
+	/* Flushing a volume takes an administrator: each file was flushed as it was closed. */
+	(void)fd;
+	return 0;
+}
+
+void cvm_writeback(int fd, uint64_t off, uint64_t len)
+{
+	(void)fd;
+	(void)off;
+	(void)len;
+}
+
+bool cvm_flush_each_file(void)
+{
+	return true;
+}
+
+int cvm_os_user(char *buf, size_t len)
+{
+	wchar_t w[257];
+	DWORD n = 257;
+	char *s;
+	int r = 0;
+
+	if (!GetUserNameW(w, &n))
+		return -cvm_errno_from_win(GetLastError());
+	s = cvm_utf8(w);
+	if (!s)
+		return -errno;
+	if (strlen(s) + 1 > len)
+		r = -ENAMETOOLONG;
+	else
+		memcpy(buf, s, strlen(s) + 1);
+	free(s);
+	return r;
+}
+
+int cvm_machine(char *buf, size_t len)
+{
+	SYSTEM_INFO si;
+	const char *m;
+
+	GetNativeSystemInfo(&si);
+	m = si.wProcessorArchitecture == PROCESSOR_ARCHITECTURE_AMD64 ? "x86_64" :
+	    si.wProcessorArchitecture == PROCESSOR_ARCHITECTURE_ARM64 ? "aarch64" : "unknown";
+	return snprintf(buf, len, "%s", m) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+int cvm_fd_path(int fd, char *buf, size_t len)
+{
+	HANDLE h = fd_handle(fd);
+	wchar_t *w;
+	char *s, *p;
+	int r = 0;
+	size_t i;
+
+	if (h == INVALID_HANDLE_VALUE)
+		return -EBADF;
+	w = handle_path(h);
+	if (!w)
+		return -errno;
+	s = cvm_utf8(w);
+	free(w);
+	if (!s)
+		return -errno;
+	/* \\?\C:\x -> C:/x; \\?\UNC\host\share -> //host/share */
+	p = s;
+	if (!strncmp(p, "\\\\?\\UNC\\", 8)) {
+		p += 6;
+		p[0] = '\\';
+	} else if (!strncmp(p, "\\\\?\\", 4)) {
+		p += 4;
+	}
+	for (i = 0; p[i]; i++)
+		if (p[i] == '\\')
+			p[i] = '/';
+	if (strlen(p) + 1 > len)
+		r = -ENAMETOOLONG;
+	else
+		memcpy(buf, p, strlen(p) + 1);
+	free(s);
+	return r;
+}
+
+long cvm_cpu_count(void)
+{
+	DWORD_PTR proc = 0, sys = 0;
+	long n = 0;
+
+	if (GetProcessAffinityMask(GetCurrentProcess(), &proc, &sys))
+		for (; proc; proc &= proc - 1)
+			n++;
+	return n > 0 ? n : 1;
+}
+
+long cvm_peak_rss_kib(void)
+{
+	PROCESS_MEMORY_COUNTERS pmc;
+
+	if (!GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof(pmc)))
+		return -EIO;
+	return (long)(pmc.PeakWorkingSetSize >> 10);
+}
+
+bool cvm_is_admin(void)
+{
+	HANDLE tok;
+	TOKEN_ELEVATION e = { 0 };
+	DWORD n = 0;
+	bool r = false;
+
+	if (OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok)) {
+		r = GetTokenInformation(tok, TokenElevation, &e, sizeof(e), &n) && e.TokenIsElevated;
+		CloseHandle(tok);
+	}
+	return r;
+}
+
+/* ------------------------------------------------------------ the entry point */
+
+int main(int argc, char **argv);
+
+/*
+ * The command line in UTF-8 (the narrow argv is in the ANSI code page,
+ * which cannot name every file), and UTF-8 on the console.
+ */
+int wmain(int argc, wchar_t **wargv);
+int wmain(int argc, wchar_t **wargv)
+{
+	char **argv = calloc((size_t)argc + 1, sizeof(*argv));
+	int i;
+
+	if (!argv)
+		return 1;
+	for (i = 0; i < argc; i++) {
+		argv[i] = cvm_utf8(wargv[i]);
+		if (!argv[i]) {
+			fputs("cudnnvm: error: the command line is not valid UTF-16\n", stderr);
+			return 2;
+		}
+	}
+	SetConsoleOutputCP(CP_UTF8);
+	/* Binary stdout: JSON and file contents as written, no CR added. */
+	_setmode(_fileno(stdout), _O_BINARY);
+	return main(argc, argv);
+}

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What Windows does not have yet: activation (junctions and PATH, issue
+ * "Windows II"), the smoke test, doctor and the confined extraction child.
+ * Every entry point of the Linux-only modules is here, so that the shared
+ * code and every command compile and link; the commands that need them
+ * (flagged CVM_CMD_NOWIN in main.c) stop before opening the store with one
+ * line, exit 1.
+ */
+#include <errno.h>
+#include <stdio.h>
+
+#include "cudnnvm/activate.h"
+#include "cudnnvm/compat.h"
+#include "cudnnvm/confine.h"
+#include "cudnnvm/doctor.h"
+#include "cudnnvm/error.h"
+#include "cudnnvm/out.h"
+#include "cudnnvm/smoke.h"
+
+int cvm_unavailable(const char *what)
+{
+	return cvm_err(-EOPNOTSUPP, "%s: not available on Windows yet (issue Windows II)", what);
+}
+
+/* ---- activation: the backend refuses before anything changes */
+
+static int prepare(const struct cvm_switch *sw)
+{
+	(void)sw;
+	return cvm_unavailable("activation");
+}
+
+static int finish(const struct cvm_switch *sw)
+{
+	(void)sw;
+	return cvm_unavailable("activation");
+}
+
+static int managed(const struct cvm_switch *sw, char ***paths, size_t *n)
+{
+	(void)sw;
+	*paths = NULL;
+	*n = 0;
+	return 0;
+}
+
+static int dirs(const struct cvm_switch *sw, char *inc, char *lib, size_t len)
+{
+	(void)sw;
+	(void)inc;
+	(void)lib;
+	(void)len;
+	return cvm_unavailable("toolkit linking");
+}
+
+const struct cvm_backend *cvm_backend(void)
+{
+	static const struct cvm_backend windows = { "windows (not yet)", prepare, finish, managed, dirs };
+
+	return &windows;
+}
+
+/* ---- confinement: none, so installs verify first */
+
+void cvm_confine_probe(struct cvm_confine_caps *c)
+{
+	c->landlock_abi = 0;
+	c->seccomp = false;
+}
+
+bool cvm_confine_enough(const struct cvm_confine_caps *c)
+{
+	(void)c;
+	return false;
+}
+
+void cvm_confine_describe(const struct cvm_confine_caps *c, char *buf, size_t len)
+{
+	(void)c;
+	snprintf(buf, len, "Windows (no Landlock or seccomp): the archive is verified first");
+}
+
+int cvm_confine_self(int dirfd, const int *keep, size_t nkeep, uint64_t max_file, bool keep_stderr)
+{
+	(void)dirfd;
+	(void)keep;
+	(void)nkeep;
+	(void)max_file;
+	(void)keep_stderr;
+	return -EOPNOTSUPP;
+}
+
+/* ---- smoke test and doctor */
+
+int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		  const struct cvm_smoke_opts *o, cvm_json *json)
+{
+	(void)ctx;
+	(void)tk;
+	(void)id;
+	(void)o;
+	(void)json;
+	return cvm_unavailable("smoke");
+}
+
+int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
+		    size_t len)
+{
+	(void)lib;
+	(void)version;
+	(void)cudart;
+	(void)path;
+	(void)len;
+	return cvm_unavailable("smoke");
+}
+
+int cvm_smoke_child(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return cvm_exit_code(cvm_unavailable("smoke"));
+}
+
+int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
+{
+	(void)ctx;
+	(void)json;
+	return cvm_unavailable("doctor");
+}
+
+int cvm_doctor_parse_driver(const char *text, char *out, size_t len)
+{
+	(void)text;
+	(void)out;
+	(void)len;
+	return -CVM_E_NOTFOUND;
+}
+
+const char *cvm_doctor_min_driver(int cuda_major)
+{
+	(void)cuda_major;
+	return NULL;
+}
+
+int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w)
+{
+	(void)ctx;
+	(void)tk;
+	(void)w;
+	return cvm_unavailable("which");
+}
