@@ -142,7 +142,8 @@ static void win_detail(DWORD code, char *buf, size_t len)
 
 /*
  * Worth another try: timeouts, resets, 5xx, a cut body. A name that does not
- * resolve is not, nor a certificate that does not verify.
+ * resolve is not, nor a TLS failure (a certificate that does not verify is
+ * ERROR_WINHTTP_SECURE_CHANNEL_ERROR under wine, SECURE_FAILURE on Windows).
  */
 static bool transient(const struct result *res)
 {
@@ -155,8 +156,7 @@ static bool transient(const struct result *res)
 	case NET_ERROR:
 		return res->win == ERROR_WINHTTP_TIMEOUT || res->win == ERROR_WINHTTP_CANNOT_CONNECT ||
 		       res->win == ERROR_WINHTTP_CONNECTION_ERROR ||
-		       res->win == ERROR_WINHTTP_INVALID_SERVER_RESPONSE ||
-		       res->win == ERROR_WINHTTP_SECURE_CHANNEL_ERROR;
+		       res->win == ERROR_WINHTTP_INVALID_SERVER_RESPONSE;
 	default:
 		return false;
 	}
