@@ -123,26 +123,86 @@ static HANDLE fd_handle(int fd)
 	return (HANDLE)h;
 }
 
-/* The path a handle was opened as, in the \\?\ form. malloc'd, NULL on error. */
-static wchar_t *handle_path(HANDLE h)
+/*
+ * The path each folder descriptor was opened as (with its handle, so that a
+ * reused number is not taken for it): its volume, for handle_path below.
+ */
+enum { FD_PATHS = 4096 };
+static struct {
+	HANDLE h;
+	wchar_t *path;
+} fd_paths[FD_PATHS];
+
+static void fd_path_note(int fd, HANDLE h, const wchar_t *w)
+{
+	if (fd < 0 || fd >= FD_PATHS)
+		return;
+	free(fd_paths[fd].path);
+	fd_paths[fd].path = _wcsdup(w);
+	fd_paths[fd].h = fd_paths[fd].path ? h : NULL;
+}
+
+/* "\\?\C:" or "\\?\UNC\host\share" of an opened path: its length. */
+static size_t volume_len(const wchar_t *w)
+{
+	const wchar_t *p;
+
+	if (!wcsncmp(w, L"\\\\?\\UNC\\", 8)) {
+		p = wcschr(w + 8, L'\\');
+		p = p ? wcschr(p + 1, L'\\') : NULL;
+		return p ? (size_t)(p - w) : wcslen(w);
+	}
+	return !wcsncmp(w, L"\\\\?\\", 4) && w[4] && w[5] == L':' ? 6 : 0;
+}
+
+/*
+ * The path a handle names now (after renames), in the \\?\ form: malloc'd,
+ * NULL on error. GetFinalPathNameByHandleW, or, where it fails (wine's for
+ * paths past MAX_PATH), the volume of the path it was opened as and the
+ * name on that volume (FileNameInfo).
+ */
+static wchar_t *handle_path_fd(HANDLE h, int fd)
 {
 	DWORD n = GetFinalPathNameByHandleW(h, NULL, 0, FILE_NAME_NORMALIZED);
+	FILE_NAME_INFO *fi;
+	size_t cap, vl;
 	wchar_t *w;
 
-	if (!n) {
+	if (n) {
+		w = malloc(((size_t)n + 1) * sizeof(*w));
+		if (!w) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		if (GetFinalPathNameByHandleW(h, w, n + 1, FILE_NAME_NORMALIZED))
+			return w;
+		free(w);
+	}
+	if (fd < 0 || fd >= FD_PATHS || fd_paths[fd].h != h || !(vl = volume_len(fd_paths[fd].path))) {
 		fail_win();
 		return NULL;
 	}
-	w = malloc(((size_t)n + 1) * sizeof(*w));
-	if (!w) {
+	cap = sizeof(*fi) + 65536 * sizeof(wchar_t);
+	fi = malloc(cap);
+	if (!fi) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!GetFinalPathNameByHandleW(h, w, n + 1, FILE_NAME_NORMALIZED)) {
-		free(w);
+	if (!GetFileInformationByHandleEx(h, FileNameInfo, fi, (DWORD)cap)) {
+		free(fi);
 		fail_win();
 		return NULL;
 	}
+	n = fi->FileNameLength / sizeof(wchar_t);
+	w = malloc((vl + n + 1) * sizeof(*w));
+	if (w) {
+		memcpy(w, fd_paths[fd].path, vl * sizeof(*w));
+		memcpy(w + vl, fi->FileName, n * sizeof(*w));
+		w[vl + n] = L'\0';
+	} else {
+		errno = ENOMEM;
+	}
+	free(fi);
 	return w;
 }
 
@@ -223,7 +283,7 @@ wchar_t *cvm_wpath_at(int dirfd, const char *name)
 	if (dirfd != AT_FDCWD && !absolute(name)) {
 		HANDLE h = fd_handle(dirfd);
 
-		base = h == INVALID_HANDLE_VALUE ? NULL : handle_path(h);
+		base = h == INVALID_HANDLE_VALUE ? NULL : handle_path_fd(h, dirfd);
 		if (!base) {
 			free(wn);
 			return NULL;
@@ -410,7 +470,9 @@ static int open_w(const wchar_t *w, int flags)
 	if (fd < 0) {
 		CloseHandle(h);
 		errno = EMFILE;
+		return -1;
 	}
+	fd_path_note(fd, h, w);
 	return fd;
 }
 
@@ -844,7 +906,7 @@ cvm_dir *cvm_fdopendir(int fd)
 
 	if (h == INVALID_HANDLE_VALUE)
 		return NULL;
-	base = handle_path(h);
+	base = handle_path_fd(h, fd);
 	if (!base)
 		return NULL;
 	pat = join(base, L"*");
@@ -1018,7 +1080,7 @@ int cvm_fd_path(int fd, char *buf, size_t len)
 
 	if (h == INVALID_HANDLE_VALUE)
 		return -EBADF;
-	w = handle_path(h);
+	w = handle_path_fd(h, fd);
 	if (!w)
 		return -errno;
 	s = cvm_utf8(w);
