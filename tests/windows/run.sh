@@ -7,8 +7,9 @@
 #
 # Environment: CUDNNVM_EXE (default build-windows/cudnnvm.exe), WIN_O (the
 # build folder, default build-windows), WINE (default /usr/lib/wine/wine64,
-# else wine64 or wine on PATH), WIN_CC (x86_64-w64-mingw32-gcc, for the
-# fixture DLLs and tests/windows/trustcert.c).
+# else wine64 or wine on PATH), WIN_CC (x86_64-w64-mingw32-gcc; gcc in
+# MSYS2), for the fixture DLLs and tests/windows/trustcert.c. Needs python3,
+# unzip and openssl (for the HTTPS mirror).
 #
 # Output: "ok - NAME" / "not ok - NAME" lines with "#" diagnostics (as the
 # Linux tests print them; "ok - NAME # SKIP why" for what cannot run here),
@@ -24,12 +25,11 @@ REPO=$(cd "$HERE/../.." && pwd)
 FIXTURES=$REPO/tests/fixtures
 WIN_O=${WIN_O:-$REPO/build-windows}
 EXE=${CUDNNVM_EXE:-$WIN_O/cudnnvm.exe}
-WIN_CC=${WIN_CC:-x86_64-w64-mingw32-gcc}
-
 case $(uname -s) in
-MINGW* | MSYS* | CYGWIN*) NATIVE=1 ;;
-*) NATIVE= ;;
+MINGW* | MSYS* | CYGWIN*) NATIVE=1 WIN_CC=${WIN_CC:-gcc} ;;
+*) NATIVE= WIN_CC=${WIN_CC:-x86_64-w64-mingw32-gcc} ;;
 esac
+export WIN_CC
 
 N=0 PASS=0 FAIL=0 SKIP=0
 ok() { N=$((N + 1)) PASS=$((PASS + 1)); printf 'ok %d - %s\n' "$N" "$1"; }
@@ -83,8 +83,9 @@ if [ -z "$NATIVE" ]; then
 	export WINEDLLOVERRIDES="mscoree,mshtml=" DISPLAY=
 	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy
 	t0=$(date +%s)
-	"$WINESERVER" -p    # persistent until -k: each run of the exe starts fast
-	if "$WINE" wineboot -i >"$TMP/wineboot.log" 2>&1 && [ -f "$WINEPREFIX/system.reg" ]; then
+	# wineboot returns before the registry is written: wait for the server to end.
+	if "$WINE" wineboot -i >"$TMP/wineboot.log" 2>&1 && "$WINESERVER" -w &&
+		[ -f "$WINEPREFIX/system.reg" ]; then
 		ok "a throwaway WINEPREFIX ($(($(date +%s) - t0)) s)"
 	else
 		not_ok "a throwaway WINEPREFIX" "$(tail -n 5 "$TMP/wineboot.log")"
