@@ -143,9 +143,17 @@ skip "activation through junctions" "wine 8.0 cannot create junctions (ERROR_NOT
 for t in "$WIN_O"/tests/test_*.exe; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .exe)
-	(cd "$TMP" && run_win "$t") >"$TMP/unit.log" 2>&1
+	(cd "$TMP" && TMPDIR=$(winpath "$TMP") run_win "$t") >"$TMP/unit.log" 2>&1
 	rc=$?
-	if [ $rc = 0 ]; then ok "unit: $name"; else not_ok "unit: $name (exit $rc)" "$(tr -d '\r' <"$TMP/unit.log" | grep -v '^ok' | tail -n 20)"; fi
+	# each of its checks a line of ours, then its exit status
+	while IFS= read -r l; do
+		case $l in
+		"ok - "*) ok "$name: ${l#ok - }" ;;
+		"not ok - "*) not_ok "$name: ${l#not ok - }" ;;
+		"#"*) printf '%s\n' "$l" ;;
+		esac
+	done < <(tr -d '\r' <"$TMP/unit.log")
+	if [ $rc = 0 ]; then ok "$name exits 0"; else not_ok "$name exits 0 (exit $rc)" "$(tr -d '\r' <"$TMP/unit.log" | tail -n 5)"; fi
 done
 
 # ---- fixtures: NVIDIA-shaped zips with real PE DLLs, and their manifests
