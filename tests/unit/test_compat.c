@@ -208,7 +208,8 @@ static void test_spawn(const char *self)
 int main(int argc, char **argv)
 {
 	char tmpl[4096];
-	const char *tmp = getenv("TMPDIR");
+	/* Windows' own TEMP there: a TMPDIR set for the POSIX side may name a POSIX path. */
+	const char *tmp = getenv(CVM_WINDOWS ? "TEMP" : "TMPDIR");
 
 	if (argc >= 2 && !strcmp(argv[1], "child-echo")) {
 		printf("child:");
