@@ -747,6 +747,14 @@ static const struct cvm_backend linux_backend = {
 	.dirs = toolkit_dirs,
 };
 
+/* The loader cache is this backend's: --no-ldconfig, or CUDNNVM_LDCONFIG set empty, say no. */
+bool cvm_ldconfig_wanted(bool no_ldconfig)
+{
+	const char *e = getenv("CUDNNVM_LDCONFIG");
+
+	return !no_ldconfig && !(e && !*e);
+}
+
 const struct cvm_backend *cvm_backend(void)
 {
 	return &linux_backend;
