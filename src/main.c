@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/activate.h"
 #include "cudnnvm/cli.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
@@ -344,6 +345,23 @@ int cvm_cli_number(const char *cmd, const char *opt, const char *s, long min, lo
 bad:
 	return cvm_usage(cmd, "%s '%s': expected a whole number from %ld to %ld", opt, cvm_safe(s),
 			 min, max);
+}
+
+int cvm_cli_activate_opt(int c, const char *arg, const char **cuda, struct cvm_activate_opts *o)
+{
+	switch (c) {
+	case 'c':
+		*cuda = arg;
+		return 1;
+	case 'S':
+		o->no_smoke = true;
+		return 1;
+	case 'L':
+		o->no_ldconfig = true;
+		return 1;
+	default:
+		return 0;
+	}
 }
 
 int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo)
