@@ -12,6 +12,7 @@
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/record.h"
+#include "cudnnvm/release.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/trust.h"
 #include "cudnnvm/version.h"
@@ -32,7 +33,9 @@ static void problem(cvm_json *arr, const char *id, const char *kind, const char 
 static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 {
 	struct cvm_filelist want = { 0 }, have = { 0 };
-	size_t i = 0, j = 0;
+	struct cvm_release_odd *odd = NULL;
+	struct cvm_record rec = { 0 };
+	size_t i = 0, j = 0, nodd = 0;
 	int fd, r, bad = 0;
 
 	fd = cvm_store_open_version(&ctx->store, id);
@@ -73,6 +76,19 @@ static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 		problem(arr, id, "writable by others", have.v[j].path);
 		bad++;
 	}
+	/* One release per version: versions installed before install checked it. */
+	if (cvm_record_read(fd, id, &rec) == 0 && rec.release &&
+	    cvm_release_check(fd, rec.release, &odd, &nodd) == 0) {
+		for (size_t k = 0; k < nodd; k++) {
+			char what[512];
+			snprintf(what, sizeof(what), "%s is cuDNN %s (%s), not %s", odd[k].path,
+				 odd[k].found, odd[k].how, rec.release);
+			problem(arr, id, "mixed release", what);
+			bad++;
+		}
+	}
+	free(odd);
+	cvm_record_release(&rec);
 	r = bad;
 	if (!bad)
 		cvm_info("%s: ok (%zu files)", id, want.n);
