@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* verify: re-hash installed versions against the record their install wrote. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,8 @@ static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 		bad++;
 	}
 	/* One release per version: versions installed before install checked it. */
-	if (cvm_record_read(fd, id, &rec) == 0 && rec.release &&
+	if (faccessat(fd, ".cudnnvm/record.json", F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    cvm_record_read(fd, id, &rec) == 0 && rec.release &&
 	    cvm_release_check(fd, rec.release, &odd, &nodd) == 0) {
 		for (size_t k = 0; k < nodd; k++) {
 			char what[512];
