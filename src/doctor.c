@@ -19,6 +19,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/proc.h"
+#include "cudnnvm/procmap.h"
 #include "cudnnvm/smoke.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -482,6 +483,60 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 	}
 }
 
+/* Running processes that mix copies or map a version no toolkit has active (procmap.h). */
+static void check_processes(struct report *rp, cvm_json *json)
+{
+	struct cvm_proc_cudnn *v = NULL;
+	size_t n = 0, unreadable = 0, shown_n = 0;
+	cvm_json *jp = json ? cvm_json_array() : NULL;
+	struct cvm_store *st = rp->ctx->store.fd >= 0 ? &rp->ctx->store : NULL;
+
+	if (cvm_procmap_scan(st, rp->ctx->root, &v, &n, &unreadable) < 0) {
+		unchecked(rp, "running processes", "cannot read /proc");
+		cvm_json_free(jp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct cvm_proc_cudnn *p = &v[i];
+		char copies[1024] = "", fix[1200];
+		size_t off = 0;
+		for (size_t k = 0; k < p->ng && off < sizeof(copies); k++)
+			off += (size_t)snprintf(copies + off, sizeof(copies) - off, "%s%s %s",
+						k ? ", " : "", p->g[k].kind, p->g[k].copy);
+		if (jp) {
+			cvm_json *o = cvm_json_object();
+			cvm_json_set(o, "pid", cvm_json_integer(p->pid));
+			cvm_json_set(o, "command", cvm_json_string(p->command));
+			cvm_json_set(o, "copies", cvm_json_string(copies));
+			cvm_json_set(o, "mixed", cvm_json_bool(p->mixed));
+			cvm_json_set(o, "not_active", cvm_json_bool(p->not_active));
+			cvm_json_append(jp, o);
+		}
+		if (!p->mixed && !p->not_active)
+			continue;
+		if (!json && !shown_n++)
+			cvm_info("Processes:");
+		if (p->mixed) {
+			snprintf(fix, sizeof(fix), "restart PID %ld with one copy on its loader path: "
+				 "take the others out of LD_LIBRARY_PATH, or run it through 'cudnnvm exec' "
+				 "with the version its Python package carries", (long)p->pid);
+			problem(rp, fix, "PID %ld (%s) maps %zu cuDNN copies: %s", (long)p->pid,
+				cvm_safe(p->command), p->ng, cvm_safe(copies));
+		} else {
+			snprintf(fix, sizeof(fix), "restart PID %ld after 'cudnnvm use' of the version it "
+				 "needs, or leave it if it runs through 'cudnnvm exec' on purpose",
+				 (long)p->pid);
+			problem(rp, fix, "PID %ld (%s) maps %s, which no toolkit has active", (long)p->pid,
+				cvm_safe(p->command), cvm_safe(copies));
+		}
+	}
+	if (unreadable && !rp->ctx->root[0])
+		unchecked(rp, "the cuDNN files other users' processes map", "their maps need root");
+	if (json)
+		cvm_json_set(json, "processes", jp);
+	cvm_procmap_free(v, n);
+}
+
 int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 {
 	struct report rp = { .ctx = ctx };
@@ -628,6 +683,7 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		if (o)
 			cvm_json_append(jtk, o);
 	}
+	check_processes(&rp, json);
 	cvm_trust_skipped_json(json);
 	if (!json && rp.problems)
 		cvm_info("%zu problem%s found", rp.problems, rp.problems == 1 ? "" : "s");
