@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cudnnvm/activate.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
@@ -20,6 +21,7 @@
 #include "cudnnvm/proc.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/smoke.h"
+#include "cudnnvm/smokelog.h"
 #include "cudnnvm/trust.h"
 
 /* What one run found; the child's "key value" lines. */
@@ -312,8 +314,8 @@ static int toolkit_paths(const struct cvm_ctx *ctx, const struct cvm_toolkit *tk
 	return r;
 }
 
-int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
-		  const struct cvm_smoke_opts *o, cvm_json *json)
+static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		     const struct cvm_smoke_opts *o, cvm_json *json)
 {
 	struct cvm_record rec = { 0 };
 	struct cvm_version hv = { 0 };
@@ -520,5 +522,27 @@ out:
 	cvm_json_free(mapped);
 	free(res);
 	cvm_record_release(&rec);
+	return r;
+}
+
+int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		  const struct cvm_smoke_opts *o, cvm_json *json)
+{
+	const char *before = cvm_err_first();
+	enum cvm_smoke_result res;
+	char name[16];
+	int r, k;
+
+	r = smoke_run(ctx, tk, id, o, json);
+	if (!id || ctx->store.fd < 0 || (r < 0 && r != -CVM_E_SMOKE && r != -CVM_E_SKIPPED))
+		return r;
+	/* Each version's last result, for exec, env and the choice among builds (smokelog.h). */
+	res = r == 0 ? CVM_SMOKE_PASSED : r == -CVM_E_SKIPPED ? CVM_SMOKE_SKIPPED : CVM_SMOKE_FAILED;
+	cvm_toolkit_name(tk, name, sizeof(name));
+	k = cvm_smokelog_write(&ctx->store, id, res, name,
+			       res == CVM_SMOKE_FAILED && !before ? cvm_err_first() : NULL);
+	if (k < 0)
+		cvm_verbose("cannot record the smoke test of %s in %s/smoke: %s", id,
+			    ctx->store.display, strerror(-k));
 	return r;
 }
