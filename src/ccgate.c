@@ -28,14 +28,27 @@ static void intersect(unsigned *v, size_t *n, const unsigned *w, size_t m)
 
 int cvm_ccgate_scan(int vfd, struct cvm_archs *out)
 {
-	struct dirent *de;
-	DIR *d;
-	int fd, r = 0;
+	int fd, r;
 
 	memset(out, 0, sizeof(*out));
 	fd = openat(vfd, "lib", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return errno == ENOENT ? 0 : -errno;
+	r = cvm_ccgate_scan_dir(fd, out);
+	close(fd);
+	return r;
+}
+
+int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out)
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	memset(out, 0, sizeof(*out));
+	fd = dup(libfd);
+	if (fd < 0)
+		return -errno;
 	d = fdopendir(fd);
 	if (!d) {
 		r = -errno;
@@ -45,8 +58,9 @@ int cvm_ccgate_scan(int vfd, struct cvm_archs *out)
 	while ((de = readdir(d))) {
 		struct cvm_elf_info e;
 		struct stat st;
+		/* Links followed: a toolkit's names may be links into the store. */
 		if (strncmp(de->d_name, "libcudnn", 8) || !strstr(de->d_name, ".so") ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+		    fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		r = cvm_elf_read_at(dirfd(d), de->d_name, &e);
 		if (r == -CVM_E_LAYOUT) {

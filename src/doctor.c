@@ -19,7 +19,9 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/proc.h"
+#include "cudnnvm/ccgate.h"
 #include "cudnnvm/procmap.h"
+#include "cudnnvm/record.h"
 #include "cudnnvm/smoke.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -483,6 +485,70 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 	}
 }
 
+/*
+ * Each GPU's compute capability (nvidia-smi) against the device code of the
+ * version active for each toolkit, as its record has it (ccgate.h).
+ */
+static void check_gpus(struct report *rp, const struct cvm_toolkit *t, size_t nt)
+{
+	char prog[PATH_MAX], buf[8192];
+	char *argv[] = { prog, (char *)"--query-gpu=index,name,compute_cap",
+			 (char *)"--format=csv,noheader", NULL };
+
+	if (rp->ctx->store.fd < 0 || find_trusted("nvidia-smi", prog, sizeof(prog)) < 0 ||
+	    capture(argv, buf, sizeof(buf)) != 0)
+		return;
+	for (size_t i = 0; i < nt; i++) {
+		struct cvm_record rec = { 0 };
+		char cuda[16], id[160], have[512];
+		int fd;
+		cvm_toolkit_name(&t[i], cuda, sizeof(cuda));
+		if (cvm_active_get(&rp->ctx->store, cuda, id, sizeof(id)) < 0)
+			continue;
+		fd = cvm_store_open_version(&rp->ctx->store, id);
+		if (fd < 0)
+			continue;
+		if (cvm_record_read(fd, id, &rec) < 0) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		cvm_ccgate_format(&rec.archs, have, sizeof(have));
+		for (char *line = buf, *next; line && *line; line = next) {
+			char why[600], fix[700], name[256] = "?";
+			int dev = -1, major = 0, minor = 0;
+			char *cc, *comma;
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			/* "0, NVIDIA B200, 10.0": the name may hold commas, the ends do not. */
+			cc = strrchr(line, ',');
+			comma = strchr(line, ',');
+			if (!cc || cc == comma || sscanf(line, "%d", &dev) != 1 ||
+			    sscanf(cc + 1, " %d.%d", &major, &minor) != 2)
+				continue;
+			{
+				const char *b = comma + 1;
+				while (b < cc && *b == ' ')
+					b++;
+				snprintf(name, sizeof(name), "%.*s", (int)(cc - b), b);
+			}
+			if (!cvm_ccgate_check(&rec.archs, rec.cudnn_version,
+					      rec.cuda_major >= 13 ? 13000 : 0, major, minor, why,
+					      sizeof(why)))
+				continue;
+			snprintf(fix, sizeof(fix), "install a cuDNN build whose device code serves %d.%d "
+				 "(sm_%d%d, or PTX of an older architecture) and 'cudnnvm use' it",
+				 major, minor, major, minor);
+			problem(rp, fix, "GPU %d (%s) has compute capability %d.%d, %s: cuDNN %s, active "
+				"for CUDA %s%s", dev, cvm_safe(name), major, minor, why, id, cuda,
+				rec.archs.known ? "" : " (its device code was not read: the table of "
+				"docs/cudnn-facts.md says so)");
+		}
+		cvm_record_release(&rec);
+	}
+}
+
 /* Running processes that mix copies or map a version no toolkit has active (procmap.h). */
 static void check_processes(struct report *rp, cvm_json *json)
 {
@@ -683,6 +749,7 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		if (o)
 			cvm_json_append(jtk, o);
 	}
+	check_gpus(&rp, t, nt);
 	check_processes(&rp, json);
 	cvm_trust_skipped_json(json);
 	if (!json && rp.problems)

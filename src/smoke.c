@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/activate.h"
+#include "cudnnvm/ccgate.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
@@ -188,23 +189,6 @@ static int check_lib(const char *dir, const char *name, const char *display)
 	return 0;
 }
 
-/*
- * The compute capabilities a build serves (docs/cudnn-facts.md): cuda13 builds
- * need 7.5+; before 9.10 nothing past 9.0; 5.0 is the floor.
- */
-static const char *cc_problem(unsigned long cudnn, unsigned long cudart, int major, int minor)
-{
-	int cc = major * 10 + minor;
-
-	if (cc < 50)
-		return "below 5.0, the oldest any cuDNN 8 or 9 supports";
-	if (cudart >= 13000 && cc < 75)
-		return "below 7.5, which builds for CUDA 13 need";
-	if (cudnn < 91000 && cc > 90)
-		return "newer than 9.0, the newest this cuDNN (before 9.10) supports";
-	return NULL;
-}
-
 static void add_str(cvm_json *o, const char *k, const char *v)
 {
 	if (o)
@@ -219,10 +203,10 @@ static void add_int(cvm_json *o, const char *k, long long v)
 
 /* Judges the GPU lines of one device; fills a JSON object when asked. */
 static int judge_device(const struct run *res, int dev, unsigned long cudnn, unsigned long cudart,
-			cvm_json *d)
+			const struct cvm_archs *archs, cvm_json *d)
 {
 	char key[32], name[300] = "?", cc[16] = "?", algo[64] = "?", ms[32] = "0", err[32] = "0";
-	char passed[8] = "0", why[512], diff[32];
+	char passed[8] = "0", why[512], diff[32], gate[640];
 	int major = 0, minor = 0, r = 0;
 	const char *problem;
 
@@ -233,7 +217,7 @@ static int judge_device(const struct run *res, int dev, unsigned long cudnn, uns
 	add_int(d, "device", dev);
 	add_str(d, "name", name);
 	add_str(d, "compute_capability", cc);
-	problem = cc_problem(cudnn, cudart, major, minor);
+	problem = cvm_ccgate_check(archs, cudnn, cudart, major, minor, gate, sizeof(gate));
 	if (problem) {
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) has compute capability %s, %s",
 			    dev, cvm_safe(name), cc, problem);
@@ -329,6 +313,7 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	int fd, r, ndev = 0;
 	cvm_json *gpu = NULL, *devs = NULL, *mapped = NULL;
 	struct cvm_trust trust;
+	struct cvm_archs archs = { 0 };
 
 	r = toolkit_paths(ctx, tk, lib, inc, sizeof(lib));
 	if (r < 0)
@@ -456,6 +441,16 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 			    cvm_safe(val), cvm_safe(real));
 		goto out;
 	}
+	/* The device code this very build carries: the record's, else read now (ccgate.h). */
+	if (id && rec.archs.known) {
+		archs = rec.archs;
+	} else {
+		int lfd = open(lib, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lfd >= 0) {
+			cvm_ccgate_scan_dir(lfd, &archs);
+			close(lfd);
+		}
+	}
 	/* The GPU part. */
 	gpu = cvm_json_object();
 	devs = cvm_json_array();
@@ -468,7 +463,7 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		int dev;
 		if (sscanf(p, "ran %d", &dev) == 1) {
 			cvm_json *d = cvm_json_object();
-			int k = judge_device(res, dev, libv, cudart, d);
+			int k = judge_device(res, dev, libv, cudart, &archs, d);
 			cvm_json_append(devs, d);
 			ndev++;
 			if (k < 0 && r == 0)

@@ -31,6 +31,9 @@ struct cvm_archs {
  */
 int cvm_ccgate_scan(int dirfd, struct cvm_archs *out);
 
+/* The same for a library folder itself (libfd; links followed). */
+int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out);
+
 /*
  * NULL when a GPU of capability major.minor is served; otherwise a reason
  * (into why) saying what the build has. cudnn (91900) and cudart (13000)
