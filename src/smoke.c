@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The smoke test's parent side: file checks, the child, and the verdict. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include "cudnnvm/activate.h"
 #include "cudnnvm/ccgate.h"
 #include "cudnnvm/cudnn.h"
+#include "cudnnvm/elfinfo.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
@@ -29,9 +31,11 @@
 struct run {
 	char out[16384];
 	int status;		/* wait status, or -ETIMEDOUT / -errno */
+	bool log_shown;		/* cuDNN's own lines were printed */
 };
 
 static const char *get(const struct run *res, const char *key, char *val, size_t len);
+static void show_log(struct run *res);
 
 static double timeout_s(void)
 {
@@ -104,8 +108,9 @@ static int trusted_to_load(const char *lib, const char *dir)
 int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
 		    size_t len)
 {
+	/* Only the version: loading every sub-library is the smoke test's part. */
 	char *argv[] = { (char *)"/proc/self/exe", (char *)"__smoke-child", (char *)lib, (char *)"/",
-			 (char *)"--no-gpu", NULL };
+			 (char *)"--no-gpu", (char *)"--no-subs", NULL };
 	char dir[PATH_MAX], val[64], *slash;
 	struct run *res = malloc(sizeof(*res));
 	int r = -CVM_E_SMOKE;
@@ -147,6 +152,89 @@ static const char *get(const struct run *res, const char *key, char *val, size_t
 		}
 	}
 	return NULL;
+}
+
+/* The child's keys: any other line is what cuDNN or the loader wrote (its stderr). */
+static bool is_key_line(const char *p)
+{
+	static const char *const keys[] = { "error", "path", "version", "cudart", "cudart_path",
+					    "gpu_skip", "driver", "devices", "ran", "mapped", "sub",
+					    "sub_error" };
+	size_t n = strcspn(p, " \n");
+
+	if (!strncmp(p, "dev", 3) && isdigit((unsigned char)p[3]))
+		return true;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strlen(keys[i]) == n && !strncmp(p, keys[i], n))
+			return true;
+	return false;
+}
+
+/* cuDNN's own lines, once, under the step that failed. */
+static void show_log(struct run *res)
+{
+	bool head = false;
+
+	if (!res || res->log_shown || cvm_out.json)
+		return;
+	res->log_shown = true;
+	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		char line[1024];
+		size_t n = strcspn(p, "\n");
+		if (!n || is_key_line(p))
+			continue;
+		if (!head)
+			cvm_info("  cuDNN and the loader said:");
+		head = true;
+		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), p);
+		cvm_info("    %s", cvm_safe(line));
+	}
+}
+
+/*
+ * The sub-libraries the child loaded by name: each must load and be of the
+ * release the dispatcher reports (elfinfo.h); names the odd one.
+ */
+static int check_subs(const struct run *res, unsigned long libv)
+{
+	char want[32], found[32];
+
+	cvm_elf_version_str(libv, want, sizeof(want));
+	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		char name[128], path[PATH_MAX], rest[1024];
+		size_t n = strcspn(p, "\n");
+		struct cvm_elf_info e;
+		if (!strncmp(p, "sub_error ", 10)) {
+			if (sscanf(p + 10, "%127s", name) != 1)
+				continue;
+			snprintf(rest, sizeof(rest), "%.*s", (int)(n > 10 + strlen(name) + 1 ?
+				 n - 10 - strlen(name) - 1 : 0), p + 10 + strlen(name) + 1);
+			return cvm_err(-CVM_E_SMOKE, "smoke test: %s does not load: %s", cvm_safe(name),
+				       cvm_safe(rest));
+		}
+		if (strncmp(p, "sub ", 4) || sscanf(p + 4, "%127s", name) != 1 ||
+		    n <= 4 + strlen(name) + 1)
+			continue;
+		snprintf(path, sizeof(path), "%.*s", (int)(n - 4 - strlen(name) - 1),
+			 p + 4 + strlen(name) + 1);
+		if (cvm_elf_read_at(AT_FDCWD, path, &e) < 0)
+			continue;
+		/* The file itself, not the toolkit's link to it. */
+		char real[PATH_MAX];
+		if (realpath(path, real))
+			snprintf(path, sizeof(path), "%s", real);
+		if (e.check_version && libv >= 90000 && e.check_version != libv) {
+			cvm_elf_version_str(e.check_version, found, sizeof(found));
+			return cvm_err(-CVM_E_SMOKE, "smoke test: %s (%s) is cuDNN %s (%s), the rest is "
+				       "cuDNN %s: a copy that mixes releases", cvm_safe(name),
+				       cvm_safe(path), found, e.check_sym, want);
+		}
+		if (e.tag[0] && strcmp(e.tag, want))
+			return cvm_err(-CVM_E_SMOKE, "smoke test: %s (%s) is cuDNN %s (its version "
+				       "string), the rest is cuDNN %s: a copy that mixes releases",
+				       cvm_safe(name), cvm_safe(path), e.tag, want);
+	}
+	return 0;
 }
 
 static bool under(const char *path, const char *dir)
@@ -202,7 +290,7 @@ static void add_int(cvm_json *o, const char *k, long long v)
 }
 
 /* Judges the GPU lines of one device; fills a JSON object when asked. */
-static int judge_device(const struct run *res, int dev, unsigned long cudnn, unsigned long cudart,
+static int judge_device(struct run *res, int dev, unsigned long cudnn, unsigned long cudart,
 			const struct cvm_archs *archs, cvm_json *d)
 {
 	char key[32], name[300] = "?", cc[16] = "?", algo[64] = "?", ms[32] = "0", err[32] = "0";
@@ -246,6 +334,8 @@ static int judge_device(const struct run *res, int dev, unsigned long cudnn, uns
 	if (!cvm_out.json)
 		cvm_info("  GPU %d     %s (compute capability %s): %s, %s ms, max abs error %s: %s", dev,
 			 cvm_safe(name), cc, algo, ms, err, r == 0 ? "passed" : "FAILED");
+	if (r < 0)
+		show_log(res);
 	return r;
 }
 
@@ -382,7 +472,7 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		argv[argc++] = devarg;
 	}
 	argv[argc] = NULL;
-	res = malloc(sizeof(*res));
+	res = calloc(1, sizeof(*res));
 	if (!res) {
 		r = -ENOMEM;
 		goto out;
@@ -441,6 +531,9 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 			    cvm_safe(val), cvm_safe(real));
 		goto out;
 	}
+	r = check_subs(res, libv);
+	if (r < 0)
+		goto out;
 	/* The device code this very build carries: the record's, else read now (ccgate.h). */
 	if (id && rec.archs.known) {
 		archs = rec.archs;
@@ -512,6 +605,8 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		gpu = mapped = NULL;
 	}
 out:
+	if (r < 0 && r != -CVM_E_SKIPPED)
+		show_log(res);
 	cvm_json_free(gpu);
 	cvm_json_free(devs);
 	cvm_json_free(mapped);

@@ -106,4 +106,50 @@ assert_versions "" "adopt: nothing is in the store"
 check "adopt: the toolkit's names are unchanged" test "$names_before" = "$(toolkit_names "$TK12")"
 assert_file "$LIB12/libcudnn_cnn.so.9.1.1" "adopt: the hand-copied file is still there"
 
+# The smoke test names the odd sub-library: a used version whose libcudnn_cnn
+# was replaced afterwards by 9.0.0's, which also writes to stderr as cuDNN's
+# logging does.
+act_root
+next
+A=$(mixed)
+cvm --manifests "$M" install 9.1.1 --cuda 12.4 --archive "$A"
+must "install the clean copy for the smoke test"
+cvm use 9.1.1 --cuda 12.4 --no-smoke
+must "use it"
+V=$STORE/versions/$ID/lib
+cat >"$TEST_TMP/oddcnn.c" <<'C'
+#include <stddef.h>
+#include <stdio.h>
+__attribute__((constructor)) static void say(void) { fprintf(stderr, "I! CuDNN (v90000) fake cnn loaded\n"); }
+int cudnnCnnVersionCheck(size_t v) { return v == 90000u ? 0 : 3001; }
+C
+chmod u+w "$V" "$V/libcudnn_cnn.so.9.1.1"
+${CC:-cc} -shared -fPIC -Wl,-soname,libcudnn_cnn.so.9 -o "$V/libcudnn_cnn.so.9.1.1" "$TEST_TMP/oddcnn.c"
+chmod 755 "$V/libcudnn_cnn.so.9.1.1"
+cvm smoke --cuda 12.4
+assert_rc 4 "smoke of a copy whose libcudnn_cnn is 9.0.0's: exit 4"
+assert_err_contains "libcudnn_cnn.so.9 ($V/libcudnn_cnn.so.9.1.1) is cuDNN 9.0.0 (cudnnCnnVersionCheck), the rest is cuDNN 9.1.1" \
+	"smoke names the odd sub-library, its path and its version"
+assert_out_contains "cuDNN and the loader said:" "cuDNN's own lines are under the report"
+assert_out_contains "I! CuDNN (v90000) fake cnn loaded" "with what it wrote"
+if grep -q "fake cnn loaded" "$CVM_ERRF"; then not_ok "cuDNN's line is not printed above the report on stderr"; else ok "cuDNN's line is not printed above the report on stderr"; fi
+assert_json "d['result'] == 'failed' and 'libcudnn_cnn' in d['reason']" "the failure is recorded with its reason" "$STORE/smoke/$ID.json"
+
+# A sub-library that does not load: named, with the loader's reason.
+printf 'int cudnn_missing_dep(void);\nint f(void) { return cudnn_missing_dep(); }\n' >"$TEST_TMP/dep.c"
+mkdir -p "$TEST_TMP/deplib"
+printf 'int cudnn_missing_dep(void) { return 1; }\n' >"$TEST_TMP/deplib/d.c"
+${CC:-cc} -shared -fPIC -Wl,-soname,libcvmnotthere.so.1 -o "$TEST_TMP/deplib/libcvmnotthere.so" "$TEST_TMP/deplib/d.c"
+# libcudnn_cnn back as it was
+mkdir -p "$TEST_TMP/clean"
+tar -xJf "$A" -C "$TEST_TMP/clean"
+cp "$TEST_TMP"/clean/*/lib/libcudnn_cnn.so.9.1.1 "$V/libcudnn_cnn.so.9.1.1"
+chmod u+w "$V/libcudnn_adv.so.9.1.1"
+${CC:-cc} -shared -fPIC -Wl,-soname,libcudnn_adv.so.9 -Wl,--no-as-needed -o "$V/libcudnn_adv.so.9.1.1" "$TEST_TMP/dep.c" -L"$TEST_TMP/deplib" -lcvmnotthere
+chmod 755 "$V/libcudnn_adv.so.9.1.1"
+rm -rf "$TEST_TMP/deplib"
+cvm smoke --cuda 12.4
+assert_rc 4 "smoke of a copy whose libcudnn_adv does not load: exit 4"
+assert_err_contains "libcudnn_adv.so.9 does not load: libcvmnotthere.so.1" "smoke names the sub-library that does not load, and why"
+
 finish
