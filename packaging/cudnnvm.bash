@@ -4,7 +4,7 @@
 # (with the --root/--store/--manifests/--user given on the line), through its
 # --json output.
 
-_cudnnvm_commands="install fetch cache list verify uninstall use current rollback history env exec adopt smoke doctor toolkits which prefix modulefiles"
+_cudnnvm_commands="install fetch cache list verify uninstall use current rollback history env exec adopt smoke doctor toolkits which ps prefix modulefiles"
 _cudnnvm_globals="--root --store --manifests --mirror --user --no-wait --lock-timeout --json --quiet --verbose -q -v --help --version"
 _cudnnvm_platforms="linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-x86_64 windows-arm64"
 
@@ -19,10 +19,11 @@ _cudnnvm_options() {
 	uninstall) o="--cuda --platform --force" ;;
 	use | rollback) o="--cuda --no-smoke --no-ldconfig" ;;
 	adopt) o="--cuda --no-ldconfig" ;;
-	env) o="--cuda --shell" ;;
+	env) o="--cuda --shell --force" ;;
+	exec) o="--cuda --force" ;;
 	smoke) o="--cuda --no-gpu --device --all-devices" ;;
 	modulefiles) o="--format --default" ;;
-	verify | current | history | exec | which | prefix) o="--cuda" ;;
+	verify | current | history | which | prefix) o="--cuda" ;;
 	*) o="" ;;
 	esac
 	echo "$o --json --quiet --verbose"
