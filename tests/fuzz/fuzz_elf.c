@@ -5,6 +5,8 @@
  * strings NUL-terminated within their fields, architectures sorted, unique
  * and within bounds. The buffer is a copy of exactly the input's length.
  */
+#include <errno.h>
+
 #include "fuzz.h"
 
 #include "cudnnvm/elfinfo.h"
