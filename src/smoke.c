@@ -29,7 +29,7 @@
 
 /* What one run found; the child's "key value" lines. */
 struct run {
-	char out[16384];
+	char out[65536];	/* the child's lines and what cuDNN wrote to stderr */
 	int status;		/* wait status, or -ETIMEDOUT / -errno */
 	bool log_shown;		/* cuDNN's own lines were printed */
 };
