@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cudnnvm/cli.h"
 #include "cudnnvm/error.h"
@@ -116,9 +117,11 @@ int cvm_cmd_ps(struct cvm_ctx *ctx, int argc, char **argv)
 	else
 		cvm_info("%zu process%s map%s cuDNN, %zu flagged", n, n == 1 ? "" : "es",
 			 n == 1 ? "s" : "", flagged);
-	if (unreadable)
+	if (unreadable && geteuid() != 0)
 		cvm_info("%zu process%s of other users could not be read (root sees them)", unreadable,
 			 unreadable == 1 ? "" : "es");
+	else if (unreadable)
+		cvm_info("%zu process%s could not be read", unreadable, unreadable == 1 ? "" : "es");
 out:
 	cvm_json_free(arr);
 	cvm_json_free(doc);

@@ -104,6 +104,26 @@ ROOT=$SAVED_ROOT
 STORE=$ROOT/opt/cudnnvm
 stop
 
+# Without root: only the user's own processes can be read; the others are counted, not guessed.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1; then
+	check "set-up: root's process maps the active version" hold "$V/libcudnn.so.9.1.1"
+	cvm ps
+	if grep -q "PID $HOLD_PID" "$CVM_OUTF"; then
+		out=$(cd / && setpriv --reuid=65534 --regid=65534 --clear-groups "$CUDNNVM" ps 2>&1)
+		if printf '%s' "$out" | grep -q "PID $HOLD_PID"; then
+			not_ok "another user's ps does not list root's process" "$out"
+		else
+			ok "another user's ps does not list root's process"
+		fi
+		if printf '%s' "$out" | grep -q "of other users could not be read"; then ok "it says how many it could not read"; else not_ok "it says how many it could not read" "$out"; fi
+	else
+		not_ok "set-up: root's ps lists the process"
+	fi
+	stop
+else
+	skip "another user's ps" "not root, or no setpriv"
+fi
+
 cvm ps extra
 assert_rc 2 "ps with an argument is a usage error"
 
