@@ -54,6 +54,8 @@ static const struct command commands[] = {
 	  "                       (CUDNNVM_VERIFY_FIRST=1)\n"
 	  "  --offline            never download: the cache or --archive only\n"
 	  "  --bundle FILE|URL    install a store bundle ('cudnnvm export'); a URL needs --sha256\n"
+	  "  --prefer-bundles     first the mirror's bundles/<id>.tar.zst (or .tar), made by\n"
+	  "                       'cudnnvm export' from NVIDIA's archive the catalogue names\n"
 	  FETCH_OPTS
 	  "VERSION is 9, 9.1, 9.1.1 or 9.1.1.17 (the newest match); left out, .cudnn-version decides.\n",
 	  "cudnnvm install 8.9.7 --cuda 11.8 --archive cudnn-linux-x86_64-8.9.7.29_cuda11-archive.tar.xz" },
