@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/cli.h"
+#include "cudnnvm/config.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
@@ -393,11 +394,19 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 		       char *display, size_t dlen)
 {
 	const char *home, *xdg = getenv("XDG_DATA_HOME");
+	char conf[4096];
 	size_t rl = strlen(ctx->root);
 	int r;
 
 	if (store_arg && *store_arg) {
 		r = cvm_fmt(path, plen, "%s", store_arg);
+	} else if (!ctx->user && (r = cvm_config_get(ctx->root, "store", conf, sizeof(conf))) != 0) {
+		if (r < 0)
+			return r;
+		if (conf[0] != '/')
+			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s' is not an absolute "
+				       "path", cvm_safe(conf));
+		r = cvm_root_path(ctx, path, plen, conf);
 	} else if (ctx->user) {
 		home = getenv("HOME");
 		if (!home || !*home)
