@@ -269,66 +269,36 @@ static int hash_at(int dirfd, const char *name, char hex[CVM_SHA256_HEX], uint64
 	return r;
 }
 
-static int scan(int dirfd, const char *prefix, struct cvm_filelist *out)
+static int scan_one(void *arg, int dirfd, const char *name, const char *rel, const struct stat *st,
+		    enum cvm_walk_event ev)
 {
-	DIR *d;
-	struct dirent *de;
-	struct stat st;
-	char rel[4096], hex[CVM_SHA256_HEX], target[4096];
-	int fd, r = 0;
+	struct cvm_filelist *out = arg;
+	char hex[CVM_SHA256_HEX], target[4096];
+	uint64_t size = 0;
+	ssize_t k;
+	int r;
 
-	fd = dup(dirfd);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
+	if (!strcmp(rel, ".cudnnvm"))
+		return ev == CVM_WALK_DIR ? 1 : 0;
+	if (ev != CVM_WALK_ENTRY)
+		return 0;
+	if (S_ISLNK(st->st_mode)) {
+		k = readlinkat(dirfd, name, target, sizeof(target) - 1);
+		if (k < 0)
+			return -errno;
+		target[k] = '\0';
+		return cvm_filelist_add(out, rel, target, NULL, 0, st->st_mode & 07777);
 	}
-	while (r == 0 && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (!*prefix && !strcmp(de->d_name, ".cudnnvm"))
-			continue;
-		r = cvm_fmt(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
-		if (r < 0)
-			break;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			break;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0) {
-				r = -errno;
-				break;
-			}
-			r = scan(sub, rel, out);
-			close(sub);
-		} else if (S_ISLNK(st.st_mode)) {
-			ssize_t k = readlinkat(dirfd, de->d_name, target, sizeof(target) - 1);
-			if (k < 0) {
-				r = -errno;
-				break;
-			}
-			target[k] = '\0';
-			r = cvm_filelist_add(out, rel, target, NULL, 0, st.st_mode & 07777);
-		} else if (S_ISREG(st.st_mode)) {
-			uint64_t size = 0;
-			r = hash_at(dirfd, de->d_name, hex, &size);
-			if (r == 0)
-				r = cvm_filelist_add(out, rel, NULL, hex, size, st.st_mode & 07777);
-		} else {
-			r = cvm_filelist_add(out, rel, "", NULL, 0, st.st_mode & 07777);
-		}
+	if (S_ISREG(st->st_mode)) {
+		r = hash_at(dirfd, name, hex, &size);
+		return r < 0 ? r : cvm_filelist_add(out, rel, NULL, hex, size, st->st_mode & 07777);
 	}
-	closedir(d);
-	return r;
+	return cvm_filelist_add(out, rel, "", NULL, 0, st->st_mode & 07777);
 }
 
 int cvm_tree_scan(int dirfd, struct cvm_filelist *out)
 {
-	int r = scan(dirfd, "", out);
+	int r = cvm_walk_at(dirfd, scan_one, out);
 
 	if (r == 0)
 		cvm_filelist_sort(out);
