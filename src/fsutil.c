@@ -400,6 +400,47 @@ int cvm_fsync_dir(int dirfd)
 	return 0;
 }
 
+int cvm_abspath(const char *path, char *out, size_t outlen)
+{
+	char buf[PATH_MAX * 2], cwd[PATH_MAX];
+	const char *p, *e;
+	size_t o = 0;
+	int r;
+
+	if (*path == '/') {
+		r = cvm_fmt(buf, sizeof(buf), "%s", path);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return -errno;
+		r = cvm_fmt(buf, sizeof(buf), "%s/%s", cwd, path);
+	}
+	if (r < 0)
+		return r;
+	if (outlen < 2)
+		return -ENAMETOOLONG;
+	for (p = buf; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, '/');
+		if (e == p || (e - p == 1 && *p == '.'))
+			continue;
+		if (e - p == 2 && p[0] == '.' && p[1] == '.') {
+			while (o && out[o - 1] != '/')
+				o--;
+			if (o)
+				o--;
+			continue;
+		}
+		if (o + 1 + (size_t)(e - p) + 1 > outlen)
+			return -ENAMETOOLONG;
+		out[o++] = '/';
+		memcpy(out + o, p, (size_t)(e - p));
+		o += (size_t)(e - p);
+	}
+	if (!o)
+		out[o++] = '/';
+	out[o] = '\0';
+	return 0;
+}
+
 long long cvm_now_ms(void)
 {
 	struct timespec ts;

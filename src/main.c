@@ -395,7 +395,14 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 	int r;
 
 	if (store_arg && *store_arg) {
-		r = cvm_fmt(path, plen, "%s", store_arg);
+		/* ldconfig ends a line of ld.so.conf.d at '#'; a control character ends it anywhere. */
+		for (const char *c = store_arg; *c; c++)
+			if (*c == '#' || (unsigned char)*c < 0x20 || *c == 0x7f)
+				return cvm_usage("cudnnvm", "--store '%s': a '#' or a control character in "
+						 "the path (ldconfig would read the store's library "
+						 "folder cut there)", cvm_safe(store_arg));
+		/* Relative: the toolkit's links and the ld.so.conf.d line must not depend on where we ran. */
+		r = cvm_abspath(store_arg, path, plen);
 	} else if (ctx->user) {
 		home = getenv("HOME");
 		if (!home || !*home)

@@ -66,6 +66,13 @@ int cvm_fsync_dir(int dirfd);
  */
 int cvm_resolve_in_root(const char *prefix, const char *inner, char *out, size_t outlen);
 
+/*
+ * path made absolute against the working folder, with "." and empty
+ * components dropped and ".." taken lexically (as a shell's cd does).
+ * 0, -ENAMETOOLONG, or -errno of getcwd.
+ */
+int cvm_abspath(const char *path, char *out, size_t outlen);
+
 /* Writes all of buf; -errno on error. */
 int cvm_write_all(int fd, const void *buf, size_t len);
 
