@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/activate.h"
 #include "cudnnvm/cli.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
@@ -549,6 +550,8 @@ int main(int argc, char **argv)
 				r = cvm_store_lock(&ctx.store, ctx.lock_timeout);
 			if (r < 0)
 				goto out;
+			/* A switch a crash cut short before its journal line gets it now. */
+			(void)cvm_activate_repair(&ctx);
 		}
 	}
 	argv += optind;

@@ -162,7 +162,11 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 	e = cvm_read_file_at(dirfd, ".cudnnvm/record.json", 1 << 20, &buf, &len);
 	if (e < 0)
 		return cvm_err(e, "cannot read the record of %s: %s", cvm_safe(name), strerror(-e));
-	e = cvm_json_parse(buf, len, name, &o);
+	{
+		char label[4200];
+		snprintf(label, sizeof(label), "%s/.cudnnvm/record.json", name);
+		e = cvm_json_parse(buf, len, label, &o);
+	}
 	if (e < 0)
 		goto out;
 	r->id = dup_str(o, "id");
