@@ -120,7 +120,8 @@ int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_fil
 	}
 	for (size_t i = 0; i < files->n && !e; i++) {
 		const struct cvm_file *f = &files->v[i];
-		e = f->link ? text_add(&links, f->path, " -> ", f->link)
+		/* Tab-separated: no name or body may hold a tab or a newline (entry.h). */
+		e = f->link ? text_add(&links, f->path, "\t", f->link)
 			    : text_add(&sums, f->sha256, "  ", f->path);
 	}
 	doc = cvm_json_dump(o);
@@ -230,14 +231,20 @@ int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *file
 		return cvm_err(e, "cannot read the link list of %s: %s", cvm_safe(name), strerror(-e));
 	save = NULL;
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
-		char *arrow = strstr(line, " -> ");
-		if (!arrow) {
+		/* "path<TAB>body"; before, "path -> body" (read as written then: first arrow). */
+		char *sep = strchr(line, '\t');
+		size_t skip = 1;
+		if (!sep) {
+			sep = strstr(line, " -> ");
+			skip = 4;
+		}
+		if (!sep) {
 			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the link list of %s",
 				    cvm_safe(name));
 			break;
 		}
-		*arrow = '\0';
-		e = cvm_filelist_add(files, line, arrow + 4, NULL, 0, 0);
+		*sep = '\0';
+		e = cvm_filelist_add(files, line, sep + skip, NULL, 0, 0);
 	}
 	free(buf);
 	return e;
