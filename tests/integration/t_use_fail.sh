@@ -6,7 +6,8 @@
 # back (links, active link, journal unchanged). A crash between the switch
 # and its journal line is repaired by the next locked command: the journal's
 # last destination is the active version again, and rollback goes back to
-# the version before it.
+# the version before it. install --force of the active version links the
+# toolkit again when the file set changed.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 # shellcheck source-path=SCRIPTDIR source=lib_activate.sh
@@ -92,4 +93,36 @@ assert_rc 137 "crash at use-prepared: use dies"
 cvm cache clean
 check "a switch that did not happen gets no journal line" test "$(hist_lines 11.8)" = "$n"
 assert_absent "$STORE/history/cuda-11.8.pending" "and is no longer pending"
+# ------------- install --force of the active version with another file set
+act_root
+A92=$(mkcudnn 9.2.0.82 11)
+ID92=$(id_of 9.2.0.82 11)
+cvm install 9.2.0 --cuda 11.8 --archive "$A92" --sha256 "$(sha256 "$A92")"
+must "install 9.2.0"
+use_ok 9.2.0 --cuda 11.8 --no-smoke
+B92=$TEST_TMP/variant/$(basename "$A92")
+mkdir -p "$(dirname "$B92")"
+python3 - "$A92" "$B92" <<'EOF'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1]) as t:
+    members = [(m, t.extractfile(m).read() if m.isreg() else None) for m in t.getmembers()]
+top = members[0][0].name.split("/")[0]
+members = [(m, d) for m, d in members if m.name != top + "/include/cudnn_adv.h"]
+ti = tarfile.TarInfo(top + "/include/cudnn_new.h")
+data = b"/* new */\n"
+ti.size, ti.mode = len(data), 0o644
+members.append((ti, data))
+with tarfile.open(sys.argv[2], "w:xz", format=tarfile.PAX_FORMAT) as t:
+    for m, d in members:
+        t.addfile(m, io.BytesIO(d) if d is not None else None)
+EOF
+check "set-up: the toolkit links include/cudnn_adv.h" test -L "$TK11/include/cudnn_adv.h"
+J_BEFORE=$(journal 11.8)
+cvm install 9.2.0 --cuda 11.8 --archive "$B92" --sha256 "$(sha256 "$B92")" --force
+assert_rc 0 "install --force of the active version with another file set: exit 0"
+assert_uses "$TK11" 11.8 "$ID92" "the toolkit holds exactly the new file set's links"
+assert_absent "$TK11/include/cudnn_adv.h" "the link of the header that is gone is removed"
+assert_symlink "$TK11/include/cudnn_new.h" "" "the new header is linked"
+assert_no_dangling "$TK11" "no dangling link after install --force"
+check "no journal line: the active version did not change" test "$(journal 11.8)" = "$J_BEFORE"
 finish
