@@ -202,9 +202,13 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 			return r;
 	}
 	r = do_switch(ctx, tk, cuda, prev, to, o, &switched);
-	/* Failed after the switch (the journal, ldconfig): undone, and nothing journaled. */
+	/*
+	 * Failed after the switch (the journal, ldconfig): undone, and nothing
+	 * journaled. Re-linking the version already active changed no version:
+	 * there is nothing to undo.
+	 */
 	undo_journaled = false;
-	if (r < 0 && (!switched || o->adopt))
+	if (r < 0 && (!switched || o->adopt || (prev && to && !strcmp(prev, to))))
 		return r;
 	if (r == 0 && (!to || o->no_smoke))
 		return 0;
