@@ -41,4 +41,12 @@ done
 CUDNNVM_STORE="$TEST_TMP/env#store" cvm list
 assert_rc 2 "CUDNNVM_STORE with '#': exit 2"
 assert_absent "$TEST_TMP/env#store" "CUDNNVM_STORE with '#': nothing created"
+# the config file's store key: a '#' in it is refused the same way
+mkdir -p "$ROOT/etc"
+printf 'store = /opt/cud#nnvm\n' >"$ROOT/etc/cudnnvm.conf"
+cvm list
+assert_rc 2 "'store = /opt/cud#nnvm' in cudnnvm.conf: exit 2"
+assert_err_contains "cudnnvm.conf" "the config file is named"
+assert_absent "$ROOT/opt/cud#nnvm" "nothing created at the cut path"
+rm -f "$ROOT/etc/cudnnvm.conf"
 finish
