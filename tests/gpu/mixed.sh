@@ -188,6 +188,10 @@ except Exception as e:
     lib = ctypes.CDLL("libcudnn.so.9")
     lib.cudnnGetVersion.restype = ctypes.c_size_t
     how = "ctypes, cudnn %d" % lib.cudnnGetVersion()
+    # A handle makes the dispatcher load its sub-libraries (needs the GPU).
+    h = ctypes.c_void_p()
+    st = lib.cudnnCreate(ctypes.byref(h))
+    how += ", cudnnCreate status %d" % st
 open(ready, "w").write(how)
 time.sleep(300)
 PY
