@@ -94,6 +94,21 @@ assert_output_contains "mixed release: lib/libcudnn_cnn.so.9.1.1 is cuDNN 9.0.0"
 cvm --json verify "$ID"
 assert_rc 3 "verify --json of the mixed copy: exit 3"
 
+# A store bundle of that copy: installing it elsewhere is refused as the archive would be.
+cvm export "$ID" "$TEST_TMP/mixed-bundle.tar"
+if [ "$RC" = 0 ]; then
+	SAVED_ROOT=$ROOT
+	new_root
+	cvm install --bundle "$TEST_TMP/mixed-bundle.tar"
+	assert_rc 3 "install --bundle of a mixed copy: exit 3"
+	assert_err_contains "lib/libcudnn_cnn.so.9.1.1 is cuDNN 9.0.0" "install --bundle names the odd file"
+	assert_versions "" "install --bundle: nothing is installed"
+	ROOT=$SAVED_ROOT
+	STORE=$ROOT/opt/cudnnvm
+else
+	not_ok "set-up: export the mixed copy" "exit $RC: $ERR"
+fi
+
 # adopt: a hand copy in a toolkit that mixes releases is refused, the toolkit untouched.
 act_root
 next
