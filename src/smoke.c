@@ -290,13 +290,39 @@ static void add_int(cvm_json *o, const char *k, long long v)
 }
 
 /* Judges the GPU lines of one device; fills a JSON object when asked. */
+/* After a failure: each library the process mapped, with the release its file carries. */
+static void list_loaded(const cvm_json *mapped, unsigned long libv)
+{
+	char want[32];
+
+	cvm_elf_version_str(libv, want, sizeof(want));
+	cvm_info("  loaded    %zu cuDNN libraries:", cvm_json_len(mapped));
+	for (size_t i = 0; i < cvm_json_len(mapped); i++) {
+		const char *m = cvm_json_str(cvm_json_at(mapped, i));
+		struct cvm_elf_info e;
+		char v[32] = "";
+		if (!m)
+			continue;
+		if (cvm_elf_read_at(AT_FDCWD, m, &e) == 0) {
+			if (e.check_version)
+				cvm_elf_version_str(e.check_version, v, sizeof(v));
+			else if (e.tag[0])
+				snprintf(v, sizeof(v), "%s", e.tag);
+		}
+		cvm_info("            %s: %s%s", cvm_safe(m),
+			 v[0] ? "cuDNN " : "no version in the file", v);
+		if (v[0] && strcmp(v, want))
+			cvm_info("            ^ not %s: the odd one", want);
+	}
+}
+
 static int judge_device(struct run *res, int dev, unsigned long cudnn, unsigned long cudart,
 			const struct cvm_archs *archs, cvm_json *d)
 {
 	char key[32], name[300] = "?", cc[16] = "?", algo[64] = "?", ms[32] = "0", err[32] = "0";
 	char passed[8] = "0", why[512], diff[32], gate[640];
 	int major = 0, minor = 0, r = 0;
-	const char *problem;
+	const char *problem, *before = NULL;
 
 #define DEV(k, buf) (snprintf(key, sizeof(key), "dev%d_%s", dev, k), get(res, key, buf, sizeof(buf)))
 	DEV("name", name);
@@ -309,9 +335,11 @@ static int judge_device(struct run *res, int dev, unsigned long cudnn, unsigned 
 	if (problem) {
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) has compute capability %s, %s",
 			    dev, cvm_safe(name), cc, problem);
+		before = problem;
 	} else if (DEV("error", why)) {
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: the convolution failed on GPU %d (%s): %s", dev,
 			    cvm_safe(name), cvm_safe(why));
+		before = why;
 	} else if (!DEV("passed", passed)) {
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) gave no result", dev, cvm_safe(name));
 	}
@@ -331,7 +359,10 @@ static int judge_device(struct run *res, int dev, unsigned long cudnn, unsigned 
 		cvm_json_set(d, "max_abs_error", cvm_json_real(strtod(err, NULL)));
 		cvm_json_set(d, "passed", cvm_json_bool(r == 0));
 	}
-	if (!cvm_out.json)
+	if (!cvm_out.json && before)
+		cvm_info("  GPU %d     %s (compute capability %s): FAILED before a result: %s", dev,
+			 cvm_safe(name), cc, cvm_safe(before));
+	else if (!cvm_out.json)
 		cvm_info("  GPU %d     %s (compute capability %s): %s, %s ms, max abs error %s: %s", dev,
 			 cvm_safe(name), cc, algo, ms, err, r == 0 ? "passed" : "FAILED");
 	if (r < 0)
@@ -593,9 +624,11 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		cvm_json_set(gpu, "ms", cvm_json_real(first_ms(res)));
 		cvm_json_set(gpu, "devices", devs);
 		devs = NULL;
-		if (!cvm_out.json && cvm_json_len(mapped))
-			cvm_info("  loaded    %zu cuDNN libraries, %s", cvm_json_len(mapped),
-				 r == 0 ? "all from the activated version" : "see above");
+		if (!cvm_out.json && cvm_json_len(mapped) && r == 0)
+			cvm_info("  loaded    %zu cuDNN libraries, all from the activated version",
+				 cvm_json_len(mapped));
+		else if (!cvm_out.json && cvm_json_len(mapped))
+			list_loaded(mapped, libv);
 	}
 	if (get(res, "driver", val, sizeof(val)))
 		add_int(gpu, "cuda_driver_version", strtol(val, NULL, 10));
