@@ -76,4 +76,59 @@ build_inst 9.7.1.20
 FAKE_CC=10.0 cvm doctor
 if gpu_problem; then not_ok "the table: 9.7 (CUDA 12 build) serves Blackwell"; else ok "the table: 9.7 (CUDA 12 build) serves Blackwell"; fi
 
+# The smoke test's GPU part with a fake libcudart.so.12 in the toolkit (one
+# "GPU" whose compute capability is $FAKE_CC) and the fake cuDNN's stubs: the
+# parent judges the compute capability against the record's device code before
+# anything else; the stub's failure is named without '?' and zeros, and what
+# the fake cuDNN wrote to stderr is printed under the failing GPU.
+cat >"$TEST_TMP/cudart.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int cudaGetDeviceCount(int *n) { *n = 1; return 0; }
+int cudaSetDevice(int d) { (void)d; return 0; }
+int cudaDeviceGetAttribute(int *v, int attr, int dev)
+{
+	const char *cc = getenv("FAKE_CC");
+	int ma = 9, mi = 0;
+	(void)dev;
+	if (cc)
+		sscanf(cc, "%d.%d", &ma, &mi);
+	*v = attr == 75 ? ma : attr == 76 ? mi : 0;
+	return 0;
+}
+int cudaGetDeviceProperties(void *p, int dev) { (void)dev; strcpy(p, "NVIDIA Fake GPU"); return 0; }
+int cudaMalloc(void **p, size_t n) { *p = malloc(n ? n : 1); return 0; }
+int cudaFree(void *p) { free(p); return 0; }
+int cudaMemcpy(void *d, const void *s, size_t n, int k) { (void)k; memcpy(d, s, n); return 0; }
+int cudaDeviceSynchronize(void) { return 0; }
+int cudaDriverGetVersion(int *v) { *v = 12040; return 0; }
+const char *cudaGetErrorString(int e) { (void)e; return "fake CUDA error"; }
+C
+${CC:-cc} -shared -fPIC -Wl,-soname,libcudart.so.12 -o "$LIB12/libcudart.so.12" "$TEST_TMP/cudart.c"
+chmod 755 "$LIB12/libcudart.so.12"
+cvm use 9.5.0 --cuda 12.4 --no-smoke
+must "use 9.5.0 (sm_50 ... sm_90, no PTX)"
+FAKE_CC=10.0 cvm smoke --cuda 12.4
+assert_rc 4 "smoke: a 10.0 GPU with a build up to sm_90: exit 4"
+assert_err_contains "GPU 0 (NVIDIA Fake GPU) has compute capability 10.0, which this build's device code does not serve" \
+	"smoke names the GPU, its compute capability and the build's device code"
+assert_out_contains "FAILED before a result" "the GPU line says it failed before a result"
+FAKE_CC=9.0 cvm smoke --cuda 12.4
+assert_rc 4 "smoke on a 9.0 GPU, with the fake cuDNN's stubs: exit 4"
+if grep -q "compute capability 9.0," "$CVM_ERRF"; then not_ok "9.0 passes the gate (sm_90)"; else ok "9.0 passes the gate (sm_90)"; fi
+assert_err_contains "the convolution failed on GPU 0 (NVIDIA Fake GPU)" "the stub's failure is named"
+assert_out_contains "FAILED before a result: api->create(&h): fake cuDNN" "the GPU line names the failing call, not '?' and zeros"
+assert_out_contains "fake cuDNN: cudnnCreate is a stub" "what cuDNN wrote to stderr is in the report"
+if grep -q "cudnnCreate is a stub" "$CVM_ERRF"; then not_ok "and not above it on stderr"; else ok "and not above it on stderr"; fi
+# use runs the same gate and rolls back.
+cvm use 9.7.0 --cuda 12.4 --no-smoke
+must "use 9.7.0"
+FAKE_CC=10.0 cvm use 9.5.0 --cuda 12.4
+assert_rc 4 "use of a build without Blackwell code on a 10.0 GPU: exit 4"
+assert_err_contains "compute capability 10.0" "use says why"
+cvm --json current --cuda 12.4
+assert_json "d['active'][0]['id'] == '$(id_of 9.7.0.60 12)'" "use rolled back to 9.7.0"
+rm -f "$LIB12/libcudart.so.12"
+
 finish
