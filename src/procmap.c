@@ -203,16 +203,17 @@ static void read_command(pid_t pid, char *out, size_t len)
 
 	out[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
-	if (read_proc(path, 1 << 16, &buf, &n) == 0 && n) {
+	if (read_proc(path, 1 << 16, &buf, &n) == 0 && buf && n) {
 		for (size_t i = 0; i + 1 < n; i++)
 			if (buf[i] == '\0')
 				buf[i] = ' ';
 		snprintf(out, len, "%s", buf);
 	}
 	free(buf);
+	buf = NULL;
 	if (!out[0]) {
 		snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-		if (read_proc(path, 4096, &buf, &n) == 0) {
+		if (read_proc(path, 4096, &buf, &n) == 0 && buf) {
 			buf[strcspn(buf, "\n")] = '\0';
 			snprintf(out, len, "[%s]", buf);
 		}
