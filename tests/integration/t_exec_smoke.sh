@@ -67,6 +67,26 @@ cvm -v exec 9.1.1 --cuda 12.4 -- true
 assert_rc 0 "exec 9.1.1 without smoke results: exit 0"
 assert_err_contains "$IDB wins: none is active, so the newest" "-v: the newest wins, and says so"
 
+# A version installed again starts without a smoke result (the old one was of other files).
+use_ok "$IDB" --cuda 12.4 --no-smoke
+chmod 600 "$STORE/versions/$IDB/lib/libcudnn_ops.so.9.1.1"
+cvm smoke --cuda 12.4
+chmod 755 "$STORE/versions/$IDB/lib/libcudnn_ops.so.9.1.1"
+assert_file "$STORE/smoke/$IDB.json" "set-up: a failed result again"
+use_ok 9.1.0 --cuda 12.4 --no-smoke
+cvm --manifests "$MAN" install 9.1.1.30 --cuda 12.4 --archive "$(archive 9.1.1.30 12)" --force
+must "reinstall $IDB --force"
+assert_absent "$STORE/smoke/$IDB.json" "install --force forgets the old smoke result"
+cvm exec "$IDB" --cuda 12.4 -- true
+assert_rc 0 "exec of the reinstalled version runs"
+ID910=$(id_of 9.1.0.70 12)
+cvm smoke --cuda 12.4
+assert_file "$STORE/smoke/$ID910.json" "set-up: 9.1.0 has a smoke result"
+use_ok "$IDA" --cuda 12.4 --no-smoke
+cvm uninstall "$ID910"
+must "uninstall $ID910"
+assert_absent "$STORE/smoke/$ID910.json" "uninstall removes the version's smoke result"
+
 # exec of a Python program with a wheel's cuDNN in its virtual env: said once.
 VENV=$TEST_TMP/venv
 mkdir -p "$VENV/lib/python3.12/site-packages/nvidia/cudnn/lib"
