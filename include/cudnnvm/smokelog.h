@@ -6,8 +6,8 @@
  * The last smoke test of each installed version: STORE/smoke/<id>.json,
  * {"id", "time" (seconds since the epoch), "result" ("passed", "skipped":
  * loader part passed and no GPU, "failed"), "reason" (the first error, or
- * null), "toolkit"}. Written atomically (fsutil.h); removed with the version
- * by nobody in particular: a stale file of a removed id is never read.
+ * null), "toolkit"}. Written atomically (fsutil.h); store.c removes it when the
+ * version is committed again or removed.
  */
 #include <stdint.h>
 
