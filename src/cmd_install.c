@@ -750,6 +750,91 @@ static int mirror_bundle(struct cvm_ctx *ctx, struct install *in)
 	return -CVM_E_NOTFOUND;
 }
 
+/*
+ * The catalogue's build for in->spec: in->build, want_sha, version, release
+ * and id set. 1 when that id is installed already (and not --force): said,
+ * with an --archive checked to be the one it was installed from. 0, or
+ * negative (printed).
+ */
+static int resolve(struct cvm_ctx *ctx, struct install *in, struct cvm_catalogue *cat)
+{
+	char got[CVM_SHA256_HEX];
+	int r;
+
+	r = cvm_catalogue_load(cat, ctx->manifests);
+	if (r < 0)
+		return r;
+	r = cvm_catalogue_resolve(cat, in->spec, in->cuda_major, in->platform, &in->rel, &in->build);
+	if (r < 0)
+		return r;
+	snprintf(in->want_sha, sizeof(in->want_sha), "%s", in->build->sha256);
+	snprintf(in->version, sizeof(in->version), "%s", in->build->version_str);
+	snprintf(in->release, sizeof(in->release), "%s", in->rel->label);
+	r = cvm_store_id(in->id, sizeof(in->id), in->version, in->cuda_major, in->platform);
+	if (r < 0)
+		return r;
+	cvm_verbose("%s resolves to %s (%s, %s)", in->spec, in->id, in->build->file_name,
+		    in->rel->source);
+	if (!cvm_store_has(&ctx->store, in->id) || in->force)
+		return 0;
+	if (in->archive) {
+		r = hash_given(in, got);
+		if (r == 0)
+			r = check_hash(in, got);
+		if (r == 0)
+			r = same_as_installed(ctx, in, got);
+		if (r < 0)
+			return r;
+	}
+	r = report(ctx, in, true);
+	return r < 0 ? r : 1;
+}
+
+/*
+ * The archive from the cache, else the mirror: its descriptor (hashed
+ * exactly once: a cached file checked here, a download as it arrives, with
+ * the speculative pipeline pl set up when it may run). -errno or -CVM_E_*.
+ */
+static int acquire(struct cvm_ctx *ctx, struct install *in, struct pipeline *pl,
+		   struct cvm_extract_opts *xo, char *why, size_t wlen)
+{
+	int fd;
+
+	if (!in->verify_first && speculate(in, why, wlen)) {
+		pl->ctx = ctx;
+		pl->in = in;
+		pl->xo = xo;
+		xo->archive_size = in->build->has_size ? in->build->size : 0;
+		xo->max_bytes = xo->archive_size * 16 + (64u << 20);
+		xo->jobs = 1;
+		xo->follow = true;
+		in->fo.hooks = &pl->hooks;
+	}
+	fd = cvm_cache_open(ctx, in->build, in->offline, false, &in->fo, in->cache_path,
+			    sizeof(in->cache_path), &in->verified);
+	if (fd >= 0 && !in->verified) {
+		if (cvm_cache_check(fd, in->build, in->cache_path) == 0) {
+			in->verified = true;
+		} else {
+			close(fd);
+			cvm_cache_discard(ctx, in->build);
+			fd = in->offline ? -CVM_E_INTEGRITY
+					 : cvm_cache_open(ctx, in->build, false, true, &in->fo,
+							  in->cache_path, sizeof(in->cache_path),
+							  &in->verified);
+		}
+	}
+	if (fd < 0 || pl->error) {
+		if (fd >= 0)
+			close(fd);
+		fd = fd < 0 ? fd : pl->error;
+		pipeline_stop(pl);
+		return fd;
+	}
+	in->archive = in->cache_path;
+	return fd;
+}
+
 static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct install *in)
 {
 	struct cvm_catalogue cat = { 0 };
@@ -785,32 +870,9 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	/* Ctrl-C stops the download or the extraction at the next step, which cleans up (at out). */
 	cvm_interrupts_catch(true);
 	if (!in->sha256) {
-		r = cvm_catalogue_load(&cat, ctx->manifests);
-		if (r < 0)
-			goto out;
-		r = cvm_catalogue_resolve(&cat, in->spec, in->cuda_major, in->platform, &in->rel,
-					   &in->build);
-		if (r < 0)
-			goto out;
-		snprintf(in->want_sha, sizeof(in->want_sha), "%s", in->build->sha256);
-		snprintf(in->version, sizeof(in->version), "%s", in->build->version_str);
-		snprintf(in->release, sizeof(in->release), "%s", in->rel->label);
-		r = cvm_store_id(in->id, sizeof(in->id), in->version, in->cuda_major, in->platform);
-		if (r < 0)
-			goto out;
-		cvm_verbose("%s resolves to %s (%s, %s)", in->spec, in->id, in->build->file_name,
-			    in->rel->source);
-		if (cvm_store_has(&ctx->store, in->id) && !in->force) {
-			if (in->archive) {
-				r = hash_given(in, got);
-				if (r == 0)
-					r = check_hash(in, got);
-				if (r == 0)
-					r = same_as_installed(ctx, in, got);
-				if (r < 0)
-					goto out;
-			}
-			r = report(ctx, in, true);
+		r = resolve(ctx, in, &cat);
+		if (r != 0) {
+			r = r < 0 ? r : 0;	/* 1: installed already, and said so */
 			goto out;
 		}
 		if (in->prefer_bundles && !in->offline) {
@@ -826,40 +888,11 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 				      "archive otherwise)");
 			goto out;
 		}
-		/*
-		 * The cache, else the mirror. Either way the descriptor is hashed
-		 * exactly once: a cached file is checked here, a download as it arrives.
-		 */
-		if (!in->verify_first && speculate(in, why, sizeof(why))) {
-			pl.ctx = ctx;
-			pl.in = in;
-			pl.xo = &xo;
-			xo.archive_size = in->build->has_size ? in->build->size : 0;
-			xo.max_bytes = xo.archive_size * 16 + (64u << 20);
-			xo.jobs = 1;
-			xo.follow = true;
-			in->fo.hooks = &pl.hooks;
-		}
-		fd = cvm_cache_open(ctx, in->build, in->offline, false, &in->fo, in->cache_path,
-				    sizeof(in->cache_path), &in->verified);
-		if (fd >= 0 && !in->verified) {
-			if (cvm_cache_check(fd, in->build, in->cache_path) == 0) {
-				in->verified = true;
-			} else {
-				close(fd);
-				cvm_cache_discard(ctx, in->build);
-				fd = in->offline ? -CVM_E_INTEGRITY
-						: cvm_cache_open(ctx, in->build, false, true, &in->fo,
-								 in->cache_path, sizeof(in->cache_path),
-								 &in->verified);
-			}
-		}
-		if (fd < 0 || pl.error) {
-			r = fd < 0 ? fd : pl.error;
-			pipeline_stop(&pl);
+		fd = acquire(ctx, in, &pl, &xo, why, sizeof(why));
+		if (fd < 0) {
+			r = fd;
 			goto out;
 		}
-		in->archive = in->cache_path;
 	}
 
 	/* One descriptor from here on: what is hashed is what is extracted. */
