@@ -71,7 +71,7 @@ static int loadable(const char *lib, const char *dir, struct cvm_trust *t)
 		r = cvm_trust_check(lib, t);
 	if (r == 0 && !(d = opendir(dir)))
 		r = -errno;
-	while (r == 0 && (de = readdir(d))) {
+	while (r == 0 && d && (de = readdir(d))) {
 		if (strncmp(de->d_name, "lib", 3) || !strstr(de->d_name, ".so") ||
 		    cvm_fmt(path, sizeof(path), "%s/%s", dir, de->d_name) < 0)
 			continue;
