@@ -193,4 +193,15 @@ assert_file "$CACHE/$N6" "and keeps one not installed"
 cvm cache clean --all
 assert_absent "$CACHE/$N6" "clean --all removes every archive"
 
+# 14. a host name that does not resolve (.invalid never does, RFC 6761): said as
+# such, once, not retried as "interrupted after 0 bytes"
+new_root
+cvm --manifests "$MAN" --mirror "http://cudnnvm-test.invalid/" fetch 8.9.7 --cuda 11.8 --retries 3
+assert_rc 1 "a mirror whose host does not resolve: exit 1"
+assert_err_contains "the host name does not resolve" "it says the host name does not resolve"
+assert_err_contains "cudnnvm-test.invalid" "it names the host"
+check "no retry and no 'interrupted ... after 0 bytes'" \
+	eval '! grep -q -i -e "retrying" -e "interrupted" -e "after 0 bytes" "$CVM_ERRF"'
+assert_empty_or_absent "$STORE/cache" "nothing left in the cache"
+
 finish

@@ -168,12 +168,20 @@ cvm -q --manifests "$MAN" install 9.1.1.17 --cuda 12.4 --archive "$A911"
 check "install -q: nothing on stdout" test ! -s "$CVM_OUTF"
 
 # ------------------------------------------------ --json: one document, always
-for c in "list" "current" "history" "toolkits" "verify" "cache list" "env 9.1.1 --cuda 12.4" "doctor" \
-	"local 9.1" "use 9.1.1 --cuda 12.4 --no-smoke" "smoke --cuda 12.4 --no-gpu"; do
-	eval "set -- $c"
+# Each command's document has its documented top-level keys (docs/cli.md), whatever is known.
+for c in "list:installed" "current:active" "history:history" "toolkits:toolkits" "verify:verified" \
+	"cache list:cache" "env 9.1.1 --cuda 12.4:id path prepend set" \
+	"doctor:copies driver not_checked problems toolkits" "local 9.1:file version" \
+	"use 9.1.1 --cuda 12.4 --no-smoke:cuda id previous toolkit" \
+	"smoke --cuda 12.4 --no-gpu:cudart_version gpu header_version library library_version loaded"; do
+	keys=${c#*:}
+	eval "set -- ${c%%:*}"
 	cvm --json "$@"
-	assert_json 'isinstance(d, dict) and "error" not in d' "$c --json: one JSON object on stdout, no error"
+	assert_json 'sorted(d) == sorted("'"$keys"'".split())' "${c%%:*} --json: one object with the keys $keys"
 done
+cvm --json smoke --cuda 12.4 --no-gpu
+assert_json 'sorted(d["gpu"]) == sorted("algo compute_capability cuda_driver_version devices max_abs_error ms name passed skipped".split()) and d["gpu"]["skipped"] and d["gpu"]["passed"] is None and d["gpu"]["devices"] == []' \
+	"smoke --json, GPU part not run: gpu has every key, null where not known, and why it was skipped"
 rm -f .cudnn-version
 cvm --json list --available
 assert_json 'len(d["available"]) > 50 and len({tuple(sorted(e)) for e in d["available"]}) == 1' \

@@ -43,6 +43,8 @@ ldconfig_counter
 n=$(hist_lines 11.8)
 CUDNNVM_LDCONFIG=$LDCONFIG_PROG cvm uninstall 8.9.6 --cuda 11.8 --force
 assert_rc 0 "uninstall 8.9.6 --force (active for 11.8) exits 0"
+assert_output_contains "putting back $ID897, the version active before it" \
+	"uninstall --force says which version it puts back"
 after_uninstall "uninstall --force of the active 8.9.6" "$ID896"
 assert_uses "$TK11" 11.8 "$ID897" "uninstall --force: the previous version (8.9.7) is active again, with its links"
 check "uninstall --force: one journal line for the switch back" test "$(hist_lines 11.8)" = $((n + 1))
