@@ -166,6 +166,20 @@ assert_rc 0 "use -q: exit 0"
 check "use -q: nothing on stdout" test ! -s "$CVM_OUTF"
 cvm -q --manifests "$MAN" install 9.1.1.17 --cuda 12.4 --archive "$A911"
 check "install -q: nothing on stdout" test ! -s "$CVM_OUTF"
+# Commands whose output is only chatter: nothing at all with -q.
+mkdir -p "$TEST_TMP/mods-q"
+for c in "rollback --cuda 12.4 --no-smoke" "use 9.1.1 --cuda 12.4 --no-smoke" "verify" "cache clean" \
+	"local 9.1" "modulefiles $TEST_TMP/mods-q" "--manifests $MAN install 9.1.1.17 --cuda 12.4 --archive $A911"; do
+	eval "set -- $c"
+	cvm -q "$@"
+	assert_rc 0 "-q $c: exit 0"
+	check "-q $c: nothing on stdout or stderr" test ! -s "$CVM_OUTF" -a ! -s "$CVM_ERRF"
+done
+rm -f .cudnn-version
+cvm -q env 9.1.1 --cuda 12.4
+assert_rc 0 "env -q: exit 0"
+check "env -q: only the exports, no comment line" test -z "$(grep -v '^export ' "$CVM_OUTF")"
+assert_out_contains "export CUDNN_PATH=" "env -q still prints the exports (they are what was asked)"
 
 # ------------------------------------------------ --json: one document, always
 # Each command's document has its documented top-level keys (docs/cli.md), whatever is known.
