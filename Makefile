@@ -92,11 +92,12 @@ $(O):
 	@mkdir -p $(O)
 
 # What the goals need, installed when missing (Debian, as root; tests/deps.sh):
-# the build always, the tests and libFuzzer for check, the analysers for lint.
-# DEPS=0 skips it (the sub-makes of check, a packaging build).
+# the build always, the test tools for demo and check, libFuzzer for check and
+# fuzz, the analysers for lint. DEPS=0 skips it (the sub-makes of check, a
+# packaging build).
 DEPS ?= 1
-DEPS_GROUPS := build $(if $(filter check check-asan fuzz fuzz-% bench%,$(MAKECMDGOALS)),test fuzz) \
-	$(if $(filter lint,$(MAKECMDGOALS)),lint)
+DEPS_GROUPS := build $(if $(filter demo check check-asan bench%,$(MAKECMDGOALS)),test) \
+	$(if $(filter check fuzz fuzz-%,$(MAKECMDGOALS)),fuzz) $(if $(filter lint,$(MAKECMDGOALS)),lint)
 deps:
 	$(Q)$(if $(filter 1,$(DEPS)),sh tests/deps.sh $(DEPS_GROUPS),:)
 
