@@ -257,7 +257,6 @@ wait_for() {
 }
 
 lock_held() { ! flock -n "$STORE/.lock" true; } # another process holds STORE/.lock
-pid_gone() { ! kill -0 "$1" 2>/dev/null; }            # PID: has ended
 
 # hold_lock: another process takes STORE/.lock and holds it until
 # release_lock; returns once it is held. HOLDER is its pid.

@@ -122,7 +122,7 @@ assert_err_contains "no test ran" "and says no test ran"
 CVM_OUTF=$TEST_TMP/fuzz.out
 CVM_ERRF=$TEST_TMP/fuzz.err
 CVM_LAST="make fuzz-smoke FUZZ_CC=false"
-make -s -C "$TOP" O="$TEST_TMP/fuzzbuild" FUZZ_CC=false fuzz-smoke >"$CVM_OUTF" 2>"$CVM_ERRF" </dev/null
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" O="$TEST_TMP/fuzzbuild" FUZZ_CC=false fuzz-smoke >"$CVM_OUTF" 2>"$CVM_ERRF" </dev/null
 RC=$?
 check "fuzz-smoke without libFuzzer fails (exit $RC)" test "$RC" != 0
 assert_err_contains "cannot build a libFuzzer target" "fuzz-smoke says it cannot fuzz"
@@ -159,7 +159,7 @@ chmod +x "$TEST_TMP/pc-no-curl"
 CVM_OUTF=$TEST_TMP/make.out
 CVM_ERRF=$TEST_TMP/make.err
 CVM_LAST="make PKG_CONFIG=(without libcurl) DEPS=0"
-make -s -C "$TOP" O="$TEST_TMP/nocurl" PKG_CONFIG="$TEST_TMP/pc-no-curl" DEPS=0 >"$CVM_OUTF" 2>"$CVM_ERRF" </dev/null
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$TOP" O="$TEST_TMP/nocurl" PKG_CONFIG="$TEST_TMP/pc-no-curl" DEPS=0 >"$CVM_OUTF" 2>"$CVM_ERRF" </dev/null
 RC=$?
 check "make without the libcurl module fails (exit $RC)" test "$RC" != 0
 assert_err_contains "cannot find libcurl (Debian: apt-get install libcurl4-openssl-dev)" \

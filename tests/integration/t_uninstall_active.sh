@@ -61,7 +61,7 @@ assert_unmanaged "$TK11" 11.8 "nothing to go back to: no active link, no toolkit
 check "the loader configuration changed: ldconfig ran" test "$(ld_calls)" = 1
 check "the journal records the deactivation (to none)" ends_with "$(journal 11.8 | tail -n 1)" " $ID897 -"
 cvm --json current --cuda 11.8
-assert_json 'all(e["id"] is None and e["version"] is None for e in d["active"] if e["cuda"] == "11.8")' "current --cuda 11.8: nothing active (no entry, or id null)"
+assert_json '[(e["cuda"], e["id"], e["version"]) for e in d["active"]] == [("11.8", None, None)]' "current --cuda 11.8: its entry, with id and version null"
 cvm --json current
 assert_json '[e["cuda"] for e in d["active"] if e["id"]] == ["12.4"]' "current: only 12.4 has an active version"
 assert_file "$LIB11/libcufft.so.10" "the toolkit's own files are still there"
