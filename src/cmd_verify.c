@@ -145,7 +145,7 @@ out:
  */
 static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 {
-	struct stat before, now;
+	struct stat before = { 0 }, now = { 0 };
 	size_t nfiles = 0;
 	int r = 0;
 
