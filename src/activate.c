@@ -25,29 +25,6 @@ void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len)
 	snprintf(buf, len, "%d.%d", tk->major, tk->minor);
 }
 
-int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len)
-{
-	char name[64], target[4096];
-	ssize_t k;
-
-	if (cvm_fmt(name, sizeof(name), "active/cuda-%s", cuda) < 0)
-		return -ENAMETOOLONG;
-	k = readlinkat(s->fd, name, target, sizeof(target) - 1);
-	if (k < 0)
-		return -errno;
-	target[k] = '\0';
-	if (strncmp(target, "../versions/", 12) || strchr(target + 12, '/'))
-		return -ENOENT;
-	return cvm_fmt(id, len, "%s", target + 12);
-}
-
-bool cvm_ldconfig_wanted(bool no_ldconfig)
-{
-	const char *e = getenv("CUDNNVM_LDCONFIG");
-
-	return !no_ldconfig && !(e && !*e);
-}
-
 static int set_active(struct cvm_store *s, const char *cuda, const char *to)
 {
 	char name[64], target[256];

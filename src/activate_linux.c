@@ -25,6 +25,7 @@
 #include "cudnnvm/fault.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/proc.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/trust.h"
 
@@ -551,12 +552,14 @@ static void sonames(const struct cvm_switch *sw, const char *id, char *buf, size
 	links_free(&l);
 }
 
+/* ldconfig rebuilds the cache of every library folder: minutes at most, even on a slow disk. */
+enum { LDCONFIG_TIMEOUT_MS = 300 * 1000 };
+
 static int run_ldconfig(const struct cvm_switch *sw)
 {
 	const char *prog = getenv("CUDNNVM_LDCONFIG");
-	char *argv[4] = { NULL }, what[PATH_MAX + 16];
+	char *argv[4] = { NULL }, what[PATH_MAX + 16], out[256];
 	struct cvm_trust t;
-	pid_t pid;
 	int status, r;
 
 	if (!prog)
@@ -575,16 +578,15 @@ static int run_ldconfig(const struct cvm_switch *sw)
 		return 0;
 	}
 	cvm_verbose("running %s%s%s", prog, sw->root[0] ? " -r " : "", sw->root);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		execv(prog, argv);
-		_exit(127);
+	/* Through the one spawn function: no descriptor of ours inherited, a deadline. */
+	r = cvm_proc_capture(argv, NULL, true, LDCONFIG_TIMEOUT_MS, out, sizeof(out), &status);
+	if (r == -ETIMEDOUT) {
+		cvm_warn("'%s' ran past %d s and was stopped: the loader cache may be stale until "
+			 "it runs", prog, LDCONFIG_TIMEOUT_MS / 1000);
+		return 0;
 	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
+	if (r < 0)
+		return r;
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		cvm_warn("'%s' failed (status %d): the loader cache may be stale until it runs",
 			 prog, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -746,6 +748,14 @@ static const struct cvm_backend linux_backend = {
 	.managed = managed,
 	.dirs = toolkit_dirs,
 };
+
+/* The loader cache is this backend's: --no-ldconfig, or CUDNNVM_LDCONFIG set empty, say no. */
+bool cvm_ldconfig_wanted(bool no_ldconfig)
+{
+	const char *e = getenv("CUDNNVM_LDCONFIG");
+
+	return !no_ldconfig && !(e && !*e);
+}
 
 const struct cvm_backend *cvm_backend(void)
 {

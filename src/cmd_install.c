@@ -641,6 +641,118 @@ static int install_bundle(struct cvm_ctx *ctx, struct install *in)
 	return report(ctx, in, res.already);
 }
 
+/*
+ * The catalogue's build for in->spec: in->build, want_sha, version, release
+ * and id set. 1 when that id is installed already (and not --force): said,
+ * with an --archive checked to be the one it was installed from. 0, or
+ * negative (printed).
+ */
+static int resolve(struct cvm_ctx *ctx, struct install *in, struct cvm_catalogue *cat)
+{
+	char got[CVM_SHA256_HEX];
+	int r;
+
+	r = cvm_catalogue_load(cat, ctx->manifests);
+	if (r < 0)
+		return r;
+	r = cvm_catalogue_resolve(cat, in->spec, in->cuda_major, in->platform, &in->rel, &in->build);
+	if (r < 0)
+		return r;
+	snprintf(in->want_sha, sizeof(in->want_sha), "%s", in->build->sha256);
+	snprintf(in->version, sizeof(in->version), "%s", in->build->version_str);
+	snprintf(in->release, sizeof(in->release), "%s", in->rel->label);
+	r = cvm_store_id(in->id, sizeof(in->id), in->version, in->cuda_major, in->platform);
+	if (r < 0)
+		return r;
+	cvm_verbose("%s resolves to %s (%s, %s)", in->spec, in->id, in->build->file_name,
+		    in->rel->source);
+	if (!cvm_store_has(&ctx->store, in->id) || in->force)
+		return 0;
+	if (in->archive) {
+		r = hash_given(in, got);
+		if (r == 0)
+			r = check_hash(in, got);
+		if (r == 0)
+			r = same_as_installed(ctx, in, got);
+		if (r < 0)
+			return r;
+	}
+	r = report(ctx, in, true);
+	return r < 0 ? r : 1;
+}
+
+/*
+ * The archive from the cache, else the mirror: its descriptor (hashed
+ * exactly once: a cached file checked here, a download as it arrives, with
+ * the speculative pipeline pl set up when it may run). -errno or -CVM_E_*.
+ */
+static int acquire(struct cvm_ctx *ctx, struct install *in, struct pipeline *pl,
+		   struct cvm_extract_opts *xo, char *why, size_t wlen)
+{
+	int fd;
+
+	if (!in->verify_first && speculate(in, why, wlen)) {
+		pl->ctx = ctx;
+		pl->in = in;
+		pl->xo = xo;
+		xo->archive_size = in->build->has_size ? in->build->size : 0;
+		xo->max_bytes = xo->archive_size * 16 + (64u << 20);
+		xo->jobs = 1;
+		xo->follow = true;
+		in->fo.hooks = &pl->hooks;
+	}
+	fd = cvm_cache_open(ctx, in->build, in->offline, false, &in->fo, in->cache_path,
+			    sizeof(in->cache_path), &in->verified);
+	if (fd >= 0 && !in->verified) {
+		if (cvm_cache_check(fd, in->build, in->cache_path) == 0) {
+			in->verified = true;
+		} else {
+			close(fd);
+			cvm_cache_discard(ctx, in->build);
+			fd = in->offline ? -CVM_E_INTEGRITY
+					 : cvm_cache_open(ctx, in->build, false, true, &in->fo,
+							  in->cache_path, sizeof(in->cache_path),
+							  &in->verified);
+		}
+	}
+	if (fd < 0 || pl->error) {
+		if (fd >= 0)
+			close(fd);
+		fd = fd < 0 ? fd : pl->error;
+		pipeline_stop(pl);
+		return fd;
+	}
+	in->archive = in->cache_path;
+	return fd;
+}
+
+/* The record of what was extracted into sfd (record.h): 0, or negative (printed). */
+static int write_record(int sfd, const struct install *in, const char *got, uint64_t hashed,
+			const struct cvm_cudnn_tree *tree, const struct cvm_extract *x)
+{
+	struct cvm_record rec = { 0 };
+	int r;
+
+	rec.id = (char *)in->id;
+	rec.version = (char *)in->version;
+	rec.release = (char *)in->release;
+	rec.platform = (char *)in->platform;
+	rec.cuda_major = in->cuda_major;
+	rec.archive = (char *)base_name(in->archive);
+	rec.relative_path = in->build ? in->build->relative_path : NULL;
+	rec.manifest = in->rel ? in->rel->source : NULL;
+	memcpy(rec.archive_sha256, got, CVM_SHA256_HEX);
+	rec.archive_size = hashed;
+	rec.installed_at = (int64_t)time(NULL);
+	rec.installed_by = (char *)cvm_user_name();
+	rec.cudnn_version = cvm_version_encode(&tree->header);
+	rec.library = (char *)tree->library;
+	r = cvm_record_write(sfd, &rec, &x->files);
+	if (r < 0)
+		return cvm_err(r, "cannot write the record of %s: %s", in->id, strerror(-r));
+	return 0;
+}
+
 static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct install *in)
 {
 	struct cvm_catalogue cat = { 0 };
@@ -652,7 +764,6 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 			       .sfd = -1, .rfd = -1 };
 	struct cvm_cudnn_tree tree;
 	struct cvm_progress pr = { 0 };
-	struct cvm_record rec = { 0 };
 	struct stat st;
 	uint8_t digest[CVM_SHA256_LEN];
 	char got[CVM_SHA256_HEX], staged[256] = "", why[128], first[4096], hint[1024];
@@ -676,32 +787,9 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	/* Ctrl-C stops the download or the extraction at the next step, which cleans up (at out). */
 	cvm_interrupts_catch(true);
 	if (!in->sha256) {
-		r = cvm_catalogue_load(&cat, ctx->manifests);
-		if (r < 0)
-			goto out;
-		r = cvm_catalogue_resolve(&cat, in->spec, in->cuda_major, in->platform, &in->rel,
-					   &in->build);
-		if (r < 0)
-			goto out;
-		snprintf(in->want_sha, sizeof(in->want_sha), "%s", in->build->sha256);
-		snprintf(in->version, sizeof(in->version), "%s", in->build->version_str);
-		snprintf(in->release, sizeof(in->release), "%s", in->rel->label);
-		r = cvm_store_id(in->id, sizeof(in->id), in->version, in->cuda_major, in->platform);
-		if (r < 0)
-			goto out;
-		cvm_verbose("%s resolves to %s (%s, %s)", in->spec, in->id, in->build->file_name,
-			    in->rel->source);
-		if (cvm_store_has(&ctx->store, in->id) && !in->force) {
-			if (in->archive) {
-				r = hash_given(in, got);
-				if (r == 0)
-					r = check_hash(in, got);
-				if (r == 0)
-					r = same_as_installed(ctx, in, got);
-				if (r < 0)
-					goto out;
-			}
-			r = report(ctx, in, true);
+		r = resolve(ctx, in, &cat);
+		if (r != 0) {
+			r = r < 0 ? r : 0;	/* 1: installed already, and said so */
 			goto out;
 		}
 	}
@@ -711,40 +799,11 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 				      "archive otherwise)");
 			goto out;
 		}
-		/*
-		 * The cache, else the mirror. Either way the descriptor is hashed
-		 * exactly once: a cached file is checked here, a download as it arrives.
-		 */
-		if (!in->verify_first && speculate(in, why, sizeof(why))) {
-			pl.ctx = ctx;
-			pl.in = in;
-			pl.xo = &xo;
-			xo.archive_size = in->build->has_size ? in->build->size : 0;
-			xo.max_bytes = xo.archive_size * 16 + (64u << 20);
-			xo.jobs = 1;
-			xo.follow = true;
-			in->fo.hooks = &pl.hooks;
-		}
-		fd = cvm_cache_open(ctx, in->build, in->offline, false, &in->fo, in->cache_path,
-				    sizeof(in->cache_path), &in->verified);
-		if (fd >= 0 && !in->verified) {
-			if (cvm_cache_check(fd, in->build, in->cache_path) == 0) {
-				in->verified = true;
-			} else {
-				close(fd);
-				cvm_cache_discard(ctx, in->build);
-				fd = in->offline ? -CVM_E_INTEGRITY
-						: cvm_cache_open(ctx, in->build, false, true, &in->fo,
-								 in->cache_path, sizeof(in->cache_path),
-								 &in->verified);
-			}
-		}
-		if (fd < 0 || pl.error) {
-			r = fd < 0 ? fd : pl.error;
-			pipeline_stop(&pl);
+		fd = acquire(ctx, in, &pl, &xo, why, sizeof(why));
+		if (fd < 0) {
+			r = fd;
 			goto out;
 		}
-		in->archive = in->cache_path;
 	}
 
 	/* One descriptor from here on: what is hashed is what is extracted. */
@@ -923,25 +982,9 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	if (r < 0)
 		goto out;
 
-	rec.id = in->id;
-	rec.version = in->version;
-	rec.release = in->release;
-	rec.platform = (char *)in->platform;
-	rec.cuda_major = in->cuda_major;
-	rec.archive = (char *)base_name(in->archive);
-	rec.relative_path = in->build ? in->build->relative_path : NULL;
-	rec.manifest = in->rel ? in->rel->source : NULL;
-	memcpy(rec.archive_sha256, got, sizeof(got));
-	rec.archive_size = hashed;
-	rec.installed_at = (int64_t)time(NULL);
-	rec.installed_by = (char *)cvm_user_name();
-	rec.cudnn_version = cvm_version_encode(&tree.header);
-	rec.library = tree.library;
-	r = cvm_record_write(sfd, &rec, &x.files);
-	if (r < 0) {
-		r = cvm_err(r, "cannot write the record of %s: %s", in->id, strerror(-r));
+	r = write_record(sfd, in, got, hashed, &tree, &x);
+	if (r < 0)
 		goto out;
-	}
 	cvm_fault("install-staged");
 	if (cvm_interrupted) {
 		r = -EINTR;
@@ -955,7 +998,8 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		goto out;
 	staged[0] = '\0';
 	cvm_modulefiles_refresh(ctx);
-	cvm_verbose("committed in %lld ms (one syncfs, then the rename)", cvm_now_ms() - t1);
+	cvm_verbose("committed in %lld ms (%s, then the rename)", cvm_now_ms() - t1,
+		    cvm_flush_each_file() ? "each file flushed as written" : "one syncfs");
 	r = report(ctx, in, false);
 out:
 	/* The child first: nothing may be writing into staging while it is removed. */

@@ -21,9 +21,7 @@ static int installed(void *arg, const char *id)
 int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "cuda", required_argument, NULL, 'c' },
-		{ "no-smoke", no_argument, NULL, 'S' },
-		{ "no-ldconfig", no_argument, NULL, 'L' },
+		CVM_ACTIVATE_LONGOPTS,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -38,19 +36,8 @@ int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
 		if (cvm_cli_common_opt(c))
 			continue;
-		switch (c) {
-		case 'c':
-			cuda_arg = optarg;
-			break;
-		case 'S':
-			o.no_smoke = true;
-			break;
-		case 'L':
-			o.no_ldconfig = true;
-			break;
-		default:
+		if (!cvm_cli_activate_opt(c, optarg, &cuda_arg, &o))
 			return cvm_usage_bad_option("rollback", argv);
-		}
 	}
 	if (optind != argc)
 		return cvm_usage("rollback", "unexpected argument '%s'", cvm_safe(argv[optind]));

@@ -108,7 +108,10 @@ int cvm_cmd_toolkits(struct cvm_ctx *ctx, int argc, char **argv)
 	r = cvm_toolkits_find(root, &t, &n);
 	if (r < 0)
 		goto out;
-	if (!n)
+	if (!n && CVM_WINDOWS)
+		cvm_warn("no CUDA toolkit found (looked at CUDA_PATH, CUDA_PATH_V<X>_<Y> and "
+			 "%%ProgramFiles%%\\NVIDIA GPU Computing Toolkit\\CUDA\\v*)");
+	else if (!n)
 		cvm_warn("no CUDA toolkit found under '%s' (looked in /usr/local/cuda-* and /opt/cuda*)",
 			 cvm_safe(root[0] ? root : "/"));
 	def = cvm_toolkit_default(root, t, n);

@@ -133,10 +133,15 @@ static struct {
 	wchar_t *path;
 } fd_paths[FD_PATHS];
 
+/* The handle each descriptor holds the lock through (compared, never used). */
+static HANDLE locked[FD_PATHS];
+
+/* A new descriptor: its path noted, and whatever a closed one of its number held forgotten. */
 static void fd_path_note(int fd, HANDLE h, const wchar_t *w)
 {
 	if (fd < 0 || fd >= FD_PATHS)
 		return;
+	locked[fd] = NULL;
 	free(fd_paths[fd].path);
 	fd_paths[fd].path = _wcsdup(w);
 	fd_paths[fd].h = fd_paths[fd].path ? h : NULL;
@@ -992,9 +997,15 @@ int cvm_lock_try(int fd)
 
 	if (h == INVALID_HANDLE_VALUE)
 		return -EBADF;
-	/* The whole file, as flock: released when the handle closes or the process ends. */
-	if (LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, MAXDWORD, MAXDWORD, &ov))
+	/* flock again on a descriptor that holds it succeeds; LockFileEx would not. */
+	if (fd < FD_PATHS && locked[fd] == h)
 		return 0;
+	/* The whole file, as flock: released when the handle closes or the process ends. */
+	if (LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, MAXDWORD, MAXDWORD, &ov)) {
+		if (fd < FD_PATHS)
+			locked[fd] = h;
+		return 0;
+	}
 	if (GetLastError() == ERROR_LOCK_VIOLATION || GetLastError() == ERROR_IO_PENDING)
 		return -EWOULDBLOCK;
 	return -cvm_errno_from_win(GetLastError());

@@ -48,6 +48,10 @@ static int unsafe(const char *archive, const char *entry, const char *why)
 		       cvm_safe(entry), why);
 }
 
+/* On Windows, names that differ only in case are one file. */
+#define SAME_NAME (CVM_WINDOWS ? "a second entry of the same name (Windows ignores case)" \
+			       : "a second entry of the same name")
+
 /* Where the staging folder is, for messages ("No space left" must name the store). */
 static char staging_path[4096];
 
@@ -152,7 +156,7 @@ static int write_file(struct cvm_archive *ar, const char *name, int pfd, const c
 	f.fd = openat(pfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 	if (f.fd < 0) {
 		if (errno == EEXIST)
-			return unsafe(name, rel, "a second entry of the same name");
+			return unsafe(name, rel, SAME_NAME);
 		return write_error(rel, -errno);
 	}
 	f.sha = cvm_sha256_new();
@@ -289,14 +293,14 @@ static int extract(int fd, const char *name, const struct cvm_extract_opts *o, i
 				}
 				if (fstatat(pfd, leaf, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 				    !S_ISDIR(st.st_mode)) {
-					r = unsafe(name, rel, "a second entry of the same name");
+					r = unsafe(name, rel, SAME_NAME);
 					goto out;
 				}
 			}
 			break;
 		case CVM_ENTRY_SYMLINK:
 			if (symlinkat(e.link, pfd, leaf) < 0) {
-				r = errno == EEXIST ? unsafe(name, rel, "a second entry of the same name")
+				r = errno == EEXIST ? unsafe(name, rel, SAME_NAME)
 						    : write_error(rel, -errno);
 				goto out;
 			}

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/activate.h"
 #include "cudnnvm/cli.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
@@ -346,6 +347,23 @@ bad:
 			 min, max);
 }
 
+int cvm_cli_activate_opt(int c, const char *arg, const char **cuda, struct cvm_activate_opts *o)
+{
+	switch (c) {
+	case 'c':
+		*cuda = arg;
+		return 1;
+	case 'S':
+		o->no_smoke = true;
+		return 1;
+	case 'L':
+		o->no_ldconfig = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo)
 {
 	long v = 0;
@@ -421,6 +439,12 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 #endif
 	if (r < 0)
 		return cvm_err(r, "store path too long");
+#ifdef _WIN32
+	/* One separator inside, '/' (the Windows API takes both). */
+	for (char *c = path; *c; c++)
+		if (*c == '\\')
+			*c = '/';
+#endif
 	/* Shown as seen inside the root when it lies there. */
 	if (rl && !strncmp(path, ctx->root, rl) && path[rl] == '/')
 		return cvm_fmt(display, dlen, "%s", path + rl);

@@ -96,9 +96,46 @@ static void kill_group(pid_t pid)
 		;
 }
 
+extern char **environ;
+
+/*
+ * The child's environment, made before the fork (after it, in a parent with
+ * threads, only async-signal-safe calls may run: no malloc, no setenv):
+ * ours, with LD_LIBRARY_PATH replaced by ld_path when it is not NULL.
+ * *var is the one string made (caller frees it and the array).
+ */
+static char **child_env(const char *ld_path, char **var)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	*var = NULL;
+	while (environ && environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	if (!env)
+		return NULL;
+	if (ld_path) {
+		size_t l = strlen(ld_path) + sizeof("LD_LIBRARY_PATH=");
+
+		*var = malloc(l);
+		if (!*var) {
+			free(env);
+			return NULL;
+		}
+		snprintf(*var, l, "LD_LIBRARY_PATH=%s", ld_path);
+		env[k++] = *var;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!ld_path || strncmp(environ[i], "LD_LIBRARY_PATH=", 16))
+			env[k++] = environ[i];
+	return env;
+}
+
 int cvm_proc_capture(char *const argv[], const char *ld_path, bool keep_stderr, long timeout_ms,
 		     char *out, size_t len, int *status)
 {
+	char **env = NULL, *var = NULL;
 	long long deadline = cvm_now_ms() + timeout_ms;
 	char sink[4096];
 	size_t n = 0;
@@ -106,8 +143,13 @@ int cvm_proc_capture(char *const argv[], const char *ld_path, bool keep_stderr, 
 	pid_t pid = -1;
 
 	out[0] = '\0';
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -errno;
+	env = child_env(ld_path, &var);
+	if (!env)
+		return -ENOMEM;
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		r = -errno;
+		goto out;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0) {
@@ -127,12 +169,10 @@ int cvm_proc_capture(char *const argv[], const char *ld_path, bool keep_stderr, 
 			_exit(127);
 		/* A descriptor without O_CLOEXEC (the store lock) must not outlive us in the child. */
 		close_range(3, ~0u, 0);
-		if (ld_path)
-			setenv("LD_LIBRARY_PATH", ld_path, 1);
 		if (strchr(argv[0], '/'))
-			execv(argv[0], argv);
+			execve(argv[0], argv, env);
 		else
-			execvp(argv[0], argv);
+			execvpe(argv[0], argv, env);
 		_exit(127);
 	}
 	/* Both sides set the group, so that kill(-pid) works whichever runs first. */
@@ -196,5 +236,7 @@ out:
 		close(pfd[1]);
 	if (pfd[0] >= 0)
 		close(pfd[0]);
+	free(env);
+	free(var);
 	return r;
 }

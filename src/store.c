@@ -156,7 +156,8 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 				    "it is not a regular file" : "it belongs to another user");
 			goto fail;
 		}
-		if ((st.st_mode & 07777) != 0600 && cvm_lock_try(fd) < 0 &&
+		/* Windows has no modes to fix (ACLs): its lock file is never replaced. */
+		if (!CVM_WINDOWS && (st.st_mode & 07777) != 0600 && cvm_lock_try(fd) < 0 &&
 		    cvm_lock_held_by_others_only(fd)) {
 			nfd = lock_replace(s, &st);
 		} else {
@@ -168,7 +169,7 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 			if (fstatat(s->fd, ".lock", &now, AT_SYMLINK_NOFOLLOW) < 0 ||
 			    now.st_dev != st.st_dev || now.st_ino != st.st_ino)
 				nfd = -EAGAIN;
-			else if ((st.st_mode & 07777) != 0600)
+			else if (!CVM_WINDOWS && (st.st_mode & 07777) != 0600)
 				nfd = lock_replace(s, &st);
 			else
 				break;
@@ -282,6 +283,10 @@ int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bo
 		return cvm_err(-CVM_E_EXISTS, "%s is already installed", cvm_safe(id));
 	/* --force: the old tree is swapped out in one step, then deleted. */
 	r = cvm_rename_exchange(s->fd, from, to);
+	if (r == -EOPNOTSUPP)
+		return cvm_err(r, "%s is installed, and replacing it in one step is not available "
+			       "here (no atomic exchange of folders on Windows yet): uninstall it "
+			       "first", cvm_safe(id));
 	if (r < 0)
 		return sys_err(s, "replace the version", r);
 	cvm_fault("install-exchanged");
@@ -627,4 +632,20 @@ int cvm_store_check_safe(struct cvm_store *s, const char *id)
 				       cvm_safe(s->display), names[i], why);
 	}
 	return 0;
+}
+
+int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len)
+{
+	char name[64], target[4096];
+	ssize_t k;
+
+	if (cvm_fmt(name, sizeof(name), "active/cuda-%s", cuda) < 0)
+		return -ENAMETOOLONG;
+	k = readlinkat(s->fd, name, target, sizeof(target) - 1);
+	if (k < 0)
+		return -errno;
+	target[k] = '\0';
+	if (strncmp(target, "../versions/", 12) || strchr(target + 12, '/'))
+		return -ENOENT;
+	return cvm_fmt(id, len, "%s", target + 12);
 }

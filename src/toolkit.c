@@ -341,6 +341,7 @@ static int root_prefix(const char *root, char *buf, size_t len)
 	return 0;
 }
 
+#ifndef _WIN32
 /* Resolves inner in the root and stats the folder it names. */
 static int stat_in_root(const char *prefix, const char *inner, char *resolved, size_t len,
 			struct stat *st)
@@ -360,13 +361,14 @@ static int stat_in_root(const char *prefix, const char *inner, char *resolved, s
 		return -ENOTDIR;
 	return 0;
 }
+#endif
 
 /* ---------------------------------------------------------------- discovery */
 
 struct found {
 	struct cvm_toolkit *t;
-	dev_t *dev;
-	ino_t *ino;
+	uint64_t *dev;		/* of each toolkit found (Windows' ino_t is 16 bits) */
+	uint64_t *ino;
 	size_t n, cap;
 };
 
@@ -383,8 +385,7 @@ static int found_add(struct found *f, const char *prefix, const char *resolved,
 	if (f->n == f->cap) {
 		size_t cap = f->cap ? f->cap * 2 : 8;
 		struct cvm_toolkit *nt = realloc(f->t, cap * sizeof(*nt));
-		dev_t *nd;
-		ino_t *ni;
+		uint64_t *nd, *ni;
 
 		if (!nt) {
 			r = -ENOMEM;
@@ -425,6 +426,7 @@ out:
 }
 
 /* Looks at one candidate name (inside the root); skips what is no toolkit. */
+#ifndef _WIN32
 static int consider(struct found *f, const char *prefix, const char *inner)
 {
 	char resolved[PATH_MAX], host[PATH_MAX];
@@ -519,6 +521,8 @@ out:
 	return r;
 }
 
+#endif
+
 static int cmp_toolkit(const void *a, const void *b)
 {
 	const struct cvm_toolkit *x = a, *y = b;
@@ -530,6 +534,75 @@ static int cmp_toolkit(const void *a, const void *b)
 	return strcmp(x->display, y->display);
 }
 
+#ifdef _WIN32
+/*
+ * Windows: a toolkit is a folder named by CUDA_PATH, a CUDA_PATH_V<X>_<Y>
+ * (the installer sets one per version) or one under %ProgramFiles%\NVIDIA
+ * GPU Computing Toolkit\CUDA\v<X.Y>; --root does not apply. Paths use '/'.
+ */
+static int consider_win(struct found *f, const char *path)
+{
+	char p[PATH_MAX];
+	const char *source = NULL;
+	struct stat st;
+	int major, minor;
+
+	if (cvm_fmt(p, sizeof(p), "%s", path) < 0)
+		return 0;
+	for (char *c = p; *c; c++)
+		if (*c == '\\')
+			*c = '/';
+	for (size_t l = strlen(p); l > 3 && p[l - 1] == '/'; l--)
+		p[l - 1] = '\0';
+	if (stat(p, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		cvm_verbose("skipping '%s': not a folder", cvm_safe(p));
+		return 0;
+	}
+	for (size_t i = 0; i < f->n; i++)
+		if (f->dev[i] == st.st_dev && f->ino[i] == st.st_ino)
+			return 0;
+	if (cvm_toolkit_version(p, &major, &minor, &source) < 0) {
+		cvm_verbose("skipping '%s': no CUDA version found (version.json, "
+			    "include/cuda_runtime_api.h)", cvm_safe(p));
+		return 0;
+	}
+	return found_add(f, "", p, &st, major, minor, source);
+}
+
+static int find_windows(struct found *f)
+{
+	const char *env = getenv("CUDA_PATH"), *pf = getenv("ProgramFiles");
+	char name[32], dir[PATH_MAX];
+	int r = 0;
+
+	if (env && *env)
+		r = consider_win(f, env);
+	for (int x = 1; r == 0 && x <= 30; x++)
+		for (int y = 0; r == 0 && y <= 9; y++) {
+			snprintf(name, sizeof(name), "CUDA_PATH_V%d_%d", x, y);
+			env = getenv(name);
+			if (env && *env)
+				r = consider_win(f, env);
+		}
+	if (r == 0 && pf && *pf &&
+	    cvm_fmt(dir, sizeof(dir), "%s/NVIDIA GPU Computing Toolkit/CUDA", pf) == 0) {
+		DIR *d = opendir(dir);
+		struct dirent *de;
+
+		while (r == 0 && d && (de = readdir(d))) {
+			char cand[PATH_MAX];
+
+			if (de->d_name[0] == 'v' &&
+			    cvm_fmt(cand, sizeof(cand), "%s/%s", dir, de->d_name) == 0)
+				r = consider_win(f, cand);
+		}
+		if (d)
+			closedir(d);
+	}
+	return r;
+}
+#endif
+
 int cvm_toolkits_find(const char *root, struct cvm_toolkit **out, size_t *n)
 {
 	struct found f = { 0 };
@@ -539,10 +612,13 @@ int cvm_toolkits_find(const char *root, struct cvm_toolkit **out, size_t *n)
 	r = root_prefix(root, prefix, sizeof(prefix));
 	if (r < 0)
 		goto out;
+#ifdef _WIN32
+	r = find_windows(&f);
+#else
 	r = scan(&f, prefix, "/usr/local", "cuda-");
-	if (r < 0)
-		goto out;
-	r = scan(&f, prefix, "/opt", "cuda");
+	if (r == 0)
+		r = scan(&f, prefix, "/opt", "cuda");
+#endif
 	if (r < 0)
 		goto out;
 	if (f.n)
@@ -621,8 +697,18 @@ static int default_index(const char *prefix, const struct cvm_toolkit *t, size_t
 	char resolved[PATH_MAX];
 	struct stat st, ts;
 
+#ifdef _WIN32
+	/* CUDA_PATH: the installer points it at the newest toolkit, as /usr/local/cuda. */
+	const char *env = getenv("CUDA_PATH");
+
+	(void)prefix;
+	(void)resolved;
+	if (!env || !*env || stat(env, &st) < 0)
+		return -CVM_E_NOTFOUND;
+#else
 	if (stat_in_root(prefix, "/usr/local/cuda", resolved, sizeof(resolved), &st) < 0)
 		return -CVM_E_NOTFOUND;
+#endif
 	for (size_t i = 0; i < n; i++) {
 		if (stat(t[i].path, &ts) == 0 && ts.st_dev == st.st_dev && ts.st_ino == st.st_ino)
 			return (int)i;

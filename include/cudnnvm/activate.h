@@ -64,9 +64,6 @@ struct cvm_activate_opts {
 /* "X.Y" of a toolkit into buf[16]. */
 void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len);
 
-/* The id active for cuda ("11.8") into id: 0, or -ENOENT when none. */
-int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len);
-
 /*
  * Makes to (an installed id, or NULL to deactivate) the active version of
  * tk, then, unless no_smoke, runs the loader check and on its failure puts
@@ -76,7 +73,7 @@ int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len);
 int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *to,
 		 const struct cvm_activate_opts *o);
 
-/* Whether ldconfig should run: --no-ldconfig, or CUDNNVM_LDCONFIG set empty, say no. */
+/* Whether ldconfig should run: --no-ldconfig, or CUDNNVM_LDCONFIG set empty, say no (Linux backend). */
 bool cvm_ldconfig_wanted(bool no_ldconfig);
 
 #endif

@@ -80,6 +80,17 @@ int cvm_usage(const char *cmd, const char *fmt, ...) __attribute__((format(print
  */
 int cvm_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out);
 
+/*
+ * use's and rollback's options: --cuda X.Y (into *cuda), --no-smoke,
+ * --no-ldconfig (into o). Returns 1 when c was one of them.
+ */
+struct cvm_activate_opts;
+#define CVM_ACTIVATE_LONGOPTS \
+	{ "cuda", required_argument, NULL, 'c' }, \
+	{ "no-smoke", no_argument, NULL, 'S' }, \
+	{ "no-ldconfig", no_argument, NULL, 'L' }
+int cvm_cli_activate_opt(int c, const char *arg, const char **cuda, struct cvm_activate_opts *o);
+
 /* install's and fetch's --connect-timeout ('C'), --low-speed-time ('L'), --retries ('R'). */
 int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo);
 

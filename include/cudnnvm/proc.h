@@ -14,6 +14,9 @@ struct cvm_proc_user {
 };
 
 /*
+ * Every child process of cudnnvm (ldconfig, nvcc, the smoke child) runs
+ * through cvm_proc_capture.
+ *
  * Scans /proc/[0-9]+/maps for mappings of files under dir (a real path,
  * without a trailing slash). Processes that cannot be read are skipped.
  * *out is malloc'd (caller frees). 0 or -errno.
@@ -22,7 +25,7 @@ int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n);
 
 /*
  * Runs argv (no shell; argv[0] a path, or a name looked up in PATH) as a
- * child in its own process group, stdin from /dev/null, stderr to /dev/null
+ * child in its own process group, its environment made before it starts, stdin from /dev/null, stderr to /dev/null
  * unless keep_stderr, no descriptor but 0-2 inherited, LD_LIBRARY_PATH set to
  * ld_path when it is not NULL. Its stdout, cut to len-1 bytes (the rest is
  * read and dropped, so a long output cannot block it), is NUL-terminated in

@@ -101,6 +101,9 @@ int cvm_store_check_safe(struct cvm_store *s, const char *id);
 
 /* Builds the id "<version>-cuda<major>-<platform>" into buf. */
 int cvm_store_id(char *buf, size_t len, const char *version, int cuda_major, const char *platform);
+/* The id STORE/active/cuda-<cuda> ("11.8") names into id: 0, or -ENOENT when none. */
+int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len);
+
 /* Splits an id; version and platform buffers of vlen/plen. 0 or -CVM_E_VERSION. */
 int cvm_store_parse_id(const char *id, char *version, size_t vlen, int *cuda_major,
 		       char *platform, size_t plen);

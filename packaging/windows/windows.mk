@@ -47,7 +47,7 @@ WIN_LIBS = $(WIN_DEPS_LIBS) -lwinhttp -lbcrypt -lpsapi -lpthread
 
 WIN_LIB_OBJS := $(patsubst src/%.c,$(WIN_O)/%.o,$(COMMON_SRCS) $(WIN_SRCS)) $(WIN_O)/manifests_data.o
 WIN_BIN_OBJS := $(WIN_O)/main.o $(CMD_SRCS:src/%.c=$(WIN_O)/%.o)
-WIN_UNIT := $(WIN_O)/tests/test_compat.exe $(WIN_O)/tests/test_entry.exe
+WIN_UNIT := $(addprefix $(WIN_O)/tests/,test_compat.exe test_entry.exe test_digest.exe test_version.exe)
 
 windows: $(WIN_DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory windows-exe
@@ -80,15 +80,10 @@ $(WIN_O)/tests/%.exe: tests/unit/%.c tests/unit/unit.h $(WIN_O)/libcvm.a | $(WIN
 $(WIN_O):
 	@mkdir -p $(WIN_O)
 
-# Under wine here; NATIVE=1 (on Windows) runs the same natively: WINE is empty.
-ifeq ($(NATIVE),1)
-WINE :=
-else
-WINE ?= wine
-endif
+# Under wine here (run.sh finds wine64; WINE=... to choose), natively in MSYS2.
 check-windows: windows
-	$(Q)CUDNNVM_EXE=$(CURDIR)/$(WIN_O)/cudnnvm.exe WIN_O=$(CURDIR)/$(WIN_O) WINE="$(WINE)" \
-		sh tests/windows/run.sh
+	$(Q)CUDNNVM_EXE=$(CURDIR)/$(WIN_O)/cudnnvm.exe WIN_O=$(CURDIR)/$(WIN_O) WIN_CC="$(WIN_CC)" \
+		$(if $(WINE),WINE="$(WINE)") bash tests/windows/run.sh
 
 # The objects and the exe; the deps stay (they take minutes): clean-windows DEPS=1 removes them too.
 clean-windows:

@@ -195,6 +195,19 @@ static void test_spawn(const char *self)
 		  "run a child and read its output");
 	CHECK_STR(out, "child: two words| q\"uote\\|\n", "its arguments arrive as given");
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 3, "its exit status (3)");
+	if (!CVM_WINDOWS) {
+		char *env[] = { (char *)self, "child-env", NULL };
+
+		/* Made before the child starts; the one variable replaced, whatever ours was. */
+		setenv("LD_LIBRARY_PATH", "/old", 1);
+		CHECK_INT(cvm_proc_capture(env, "/a:/b", false, 30000, out, sizeof(out), &status), 0,
+			  "a child with LD_LIBRARY_PATH given");
+		CHECK_STR(out, "/a:/b\n", "it sees the one given, not ours");
+		CHECK_INT(cvm_proc_capture(env, NULL, false, 30000, out, sizeof(out), &status), 0,
+			  "a child without");
+		CHECK_STR(out, "/old\n", "it inherits ours");
+		unsetenv("LD_LIBRARY_PATH");
+	}
 	t0 = cvm_now_ms();
 	CHECK_INT(cvm_proc_capture(hang, NULL, false, 300, out, sizeof(out), &status), -ETIMEDOUT,
 		  "a child past its deadline: -ETIMEDOUT");
@@ -208,7 +221,8 @@ static void test_spawn(const char *self)
 int main(int argc, char **argv)
 {
 	char tmpl[4096];
-	const char *tmp = getenv("TMPDIR");
+	/* Windows' own TEMP there: a TMPDIR set for the POSIX side may name a POSIX path. */
+	const char *tmp = getenv(CVM_WINDOWS ? "TEMP" : "TMPDIR");
 
 	if (argc >= 2 && !strcmp(argv[1], "child-echo")) {
 		printf("child:");
@@ -216,6 +230,12 @@ int main(int argc, char **argv)
 			printf(" %s|", argv[i]);
 		printf("\n");
 		return 3;
+	}
+	if (argc >= 2 && !strcmp(argv[1], "child-env")) {
+		const char *v = getenv("LD_LIBRARY_PATH");
+
+		printf("%s\n", v ? v : "(unset)");
+		return 0;
 	}
 	if (argc >= 2 && !strcmp(argv[1], "child-hang")) {
 		struct timespec ts = { 60, 0 };
