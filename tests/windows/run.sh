@@ -231,7 +231,7 @@ store_clean "the wrong --sha256 left nothing" "$ID91"
 OUTSIDE=$TMP/outside
 mkdir -p "$OUTSIDE"
 python3 - "$A86" "$TMP/hostile" "$OUTSIDE" >"$TMP/hostile.list" <<'EOF'
-import os, sys, zipfile
+import copy, os, sys, zipfile
 base, outdir, outside = sys.argv[1:4]
 src = zipfile.ZipFile(base)
 top = src.namelist()[0].split("/")[0]
@@ -259,7 +259,8 @@ for rule, name in rules.items():
     with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
         done = False
         for info in src.infolist():
-            z.writestr(info, src.read(info))
+            # a copy: writestr sets the header offset of the ZipInfo it is given
+            z.writestr(copy.copy(info), src.read(info))
             # after the first file: an extractor has written something already
             if not done and not info.filename.endswith("/"):
                 zi = zipfile.ZipInfo(name, (2023, 11, 14, 22, 13, 20))
