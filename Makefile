@@ -52,11 +52,11 @@ endif
 # WinHTTP) and the Linux-only modules, which Windows replaces with
 # unavailable_win.c until their backend exists (issue Windows II).
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
-COMMON_SRCS := $(addprefix src/,activate.c archive.c bundle.c cache.c config.c cudnn.c \
+COMMON_SRCS := $(addprefix src/,activate.c archive.c bundle.c cache.c ccgate.c config.c cudnn.c \
 	entry.c error.c extract.c fault.c fsutil.c hex.c journal.c json.c lock.c manifest.c \
-	out.c record.c select.c store.c toolkit.c trust.c version.c xz.c)
+	out.c record.c release.c select.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
 LINUX_SRCS := $(addprefix src/,activate_linux.c compat_posix.c confine.c digest.c doctor.c \
-	fetch.c proc.c smoke.c smoke_child.c)
+	elfinfo.c fetch.c proc.c procmap.c smoke.c smoke_child.c)
 WIN_SRCS := $(addprefix src/,compat_win32.c digest_win.c fetch_win.c proc_win.c unavailable_win.c)
 LIB_SRCS := $(COMMON_SRCS) $(LINUX_SRCS)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(O)/%.o) $(O)/manifests_data.o
@@ -116,11 +116,12 @@ check-gpu: $(O)/cudnnvm
 	$(Q)CUDNNVM=$(CURDIR)/$(O)/cudnnvm sh tests/gpu/run.sh; rc=$$?; \
 		if [ $$rc = 77 ]; then echo "check-gpu: skipped"; exit 0; fi; exit $$rc
 
-# Static analysis of src/: cppcheck and clang-tidy (.clang-tidy), both with zero findings.
+# Static analysis of the Linux sources: cppcheck and clang-tidy (.clang-tidy), both with zero findings.
+LINT_SRCS = src/main.c $(CMD_SRCS) $(LIB_SRCS)
 lint: $(O)/manifests_data.c
 	$(Q)cppcheck --quiet --enable=warning,portability,performance --std=c11 -Iinclude \
-		-D_GNU_SOURCE --inline-suppr --error-exitcode=1 src/
-	$(Q)for f in src/*.c; do clang-tidy --quiet $$f -- -std=c11 -D_GNU_SOURCE \
+		-D_GNU_SOURCE --inline-suppr --error-exitcode=1 $(LINT_SRCS)
+	$(Q)for f in $(LINT_SRCS); do clang-tidy --quiet $$f -- -std=c11 -D_GNU_SOURCE \
 		-D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) $(PKG_CFLAGS) || exit 1; done
 
 demo: $(O)/cudnnvm

@@ -4,7 +4,7 @@
 # (with the --root/--store/--manifests/--user given on the line), through its
 # --json output.
 
-_cudnnvm_commands="install fetch cache list verify uninstall use current rollback history env exec adopt smoke doctor toolkits which prefix modulefiles"
+_cudnnvm_commands="install fetch cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which ps prefix modulefiles help"
 _cudnnvm_globals="--root --store --manifests --mirror --user --no-wait --lock-timeout --json --quiet --verbose -q -v --help --version"
 _cudnnvm_platforms="linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-x86_64 windows-arm64"
 
@@ -12,17 +12,19 @@ _cudnnvm_platforms="linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-
 _cudnnvm_options() {
 	local o
 	case $1 in
-	install) o="--cuda --archive --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use" ;;
+	install) o="--cuda --archive --bundle --prefer-bundles --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use" ;;
 	fetch) o="--cuda --platform --connect-timeout --low-speed-time --retries" ;;
 	cache) o="--all" ;;
 	list) o="--available --cuda --platform" ;;
 	uninstall) o="--cuda --platform --force" ;;
 	use | rollback) o="--cuda --no-smoke --no-ldconfig" ;;
 	adopt) o="--cuda --no-ldconfig" ;;
-	env) o="--cuda --shell" ;;
+	env) o="--cuda --shell --force" ;;
+	exec) o="--cuda --force" ;;
 	smoke) o="--cuda --no-gpu --device --all-devices" ;;
 	modulefiles) o="--format --default" ;;
-	verify | current | history | exec | which | prefix) o="--cuda" ;;
+	export) o="--cuda --format" ;;
+	verify | current | history | which | prefix) o="--cuda" ;;
 	*) o="" ;;
 	esac
 	echo "$o --json --quiet --verbose"
@@ -45,7 +47,7 @@ _cudnnvm_available() {
 _cudnnvm_cudas() { _cudnnvm_json version toolkits | sort -u; }
 
 _cudnnvm() {
-	local cur=${COMP_WORDS[COMP_CWORD]} prev= cmd= i w words= dashes=0 nargs=0
+	local cur=${COMP_WORDS[COMP_CWORD]} prev='' cmd='' i w words='' dashes=0 nargs=0
 	[ "$COMP_CWORD" -gt 0 ] && prev=${COMP_WORDS[COMP_CWORD - 1]}
 	_cudnnvm_bin=${COMP_WORDS[0]}
 	_cudnnvm_g=()
@@ -70,7 +72,7 @@ _cudnnvm() {
 		case $w in
 		--) [ "$cmd" = exec ] && dashes=$i ;;
 		--cuda) _cudnnvm_cuda=${COMP_WORDS[i + 1]}; ((i++)) ;;
-		--archive | --sha256 | --platform | --jobs | --connect-timeout | --low-speed-time | \
+		--archive | --bundle | --sha256 | --platform | --jobs | --connect-timeout | --low-speed-time | \
 			--retries | --shell | --device | --format | --default) ((i++)) ;;
 		-*) ;;
 		*) [ "$dashes" = 0 ] && ((nargs++)) ;;
@@ -94,7 +96,7 @@ _cudnnvm() {
 		mapfile -t COMPREPLY < <(compgen -d -- "$cur")
 		return 0
 		;;
-	--archive)
+	--archive | --bundle)
 		compopt -o filenames 2>/dev/null
 		mapfile -t COMPREPLY < <(compgen -f -- "$cur")
 		return 0
@@ -102,7 +104,7 @@ _cudnnvm() {
 	--cuda) words=$(_cudnnvm_cudas) ;;
 	--platform) words=$_cudnnvm_platforms ;;
 	--shell) words="sh bash zsh fish pwsh" ;;
-	--format) words="lua tcl" ;;
+	--format) words="lua tcl"; [ "$cmd" = export ] && words="tar tar.zst" ;;
 	--default) words=$(_cudnnvm_installed) ;;
 	--mirror | --lock-timeout | --sha256 | --jobs | --connect-timeout | --low-speed-time | --retries | --device)
 		return 0
@@ -121,6 +123,17 @@ _cudnnvm() {
 				;;
 			install | fetch) [ "$nargs" = 0 ] && words=$(_cudnnvm_available) ;;
 			cache) [ "$nargs" = 0 ] && words="list clean" ;;
+			help) [ "$nargs" = 0 ] && words=$_cudnnvm_commands ;;
+			local) [ "$nargs" = 0 ] && words="$(_cudnnvm_installed) $(_cudnnvm_available)" ;;
+			export)
+				if [ "$nargs" = 0 ]; then
+					words=$(_cudnnvm_installed)
+				elif [ "$nargs" = 1 ]; then
+					compopt -o filenames 2>/dev/null
+					mapfile -t COMPREPLY < <(compgen -f -- "$cur")
+					return 0
+				fi
+				;;
 			modulefiles)
 				if [ "$nargs" = 0 ]; then
 					compopt -o filenames 2>/dev/null

@@ -150,11 +150,15 @@ complete -c cudnnvm -n __cudnnvm_needs_cmd -a smoke -d 'the GPU smoke test of wh
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a doctor -d 'every cuDNN copy, which one loads, what is wrong'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a toolkits -d 'the CUDA toolkits found'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a which -d 'the cuDNN library a toolkit\'s programs load'
+complete -c cudnnvm -n __cudnnvm_needs_cmd -a ps -d 'running processes that map cuDNN'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a prefix -d 'the folder of an installed version'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a modulefiles -d 'write Lmod/Tcl modulefiles'
+complete -c cudnnvm -n __cudnnvm_needs_cmd -a local -d 'pin a version for this folder (.cudnn-version)'
+complete -c cudnnvm -n __cudnnvm_needs_cmd -a export -d 'write an installed version as a store bundle'
+complete -c cudnnvm -n __cudnnvm_needs_cmd -a help -d 'help for a command'
 
 # --cuda: the CUDA versions of the toolkits found.
-complete -c cudnnvm -n '__cudnnvm_is install fetch list verify uninstall use current rollback history env exec adopt smoke which prefix' \
+complete -c cudnnvm -n '__cudnnvm_is install fetch list verify uninstall use current rollback history env exec adopt smoke export which prefix' \
     -l cuda -x -a '(__cudnnvm_cudas)' -d 'the CUDA toolkit X.Y'
 complete -c cudnnvm -n '__cudnnvm_is install fetch list uninstall' -l platform -x \
     -a 'linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-x86_64 windows-arm64' -d 'the platform'
@@ -165,12 +169,15 @@ complete -c cudnnvm -n '__cudnnvm_is install fetch' -l retries -x -d 'download a
 # install, fetch: catalogue versions; --archive: files.
 complete -c cudnnvm -n '__cudnnvm_is install fetch; and __cudnnvm_first_arg' -a '(__cudnnvm_available)'
 complete -c cudnnvm -n '__cudnnvm_is install' -l archive -r -F -d 'the archive file'
+complete -c cudnnvm -n '__cudnnvm_is install' -l bundle -r -F -d 'a store bundle (file or URL)'
+complete -c cudnnvm -n '__cudnnvm_is install' -l prefer-bundles -d "the mirror's bundles/ first"
 complete -c cudnnvm -n '__cudnnvm_is install' -l sha256 -x -d "the archive's SHA-256"
 complete -c cudnnvm -n '__cudnnvm_is install' -l force -d 'reinstall an installed version'
 complete -c cudnnvm -n '__cudnnvm_is install' -l jobs -x -d 'decoder threads'
 complete -c cudnnvm -n '__cudnnvm_is install' -l verify-first -d 'hash the whole archive before decoding'
 complete -c cudnnvm -n '__cudnnvm_is install' -l offline -d 'never touch the network'
 complete -c cudnnvm -n '__cudnnvm_is install' -l use -d 'activate it afterwards'
+complete -c cudnnvm -n '__cudnnvm_is env exec' -l force -d 'even a version whose last smoke test failed'
 
 complete -c cudnnvm -n '__cudnnvm_is cache; and __cudnnvm_first_arg' -a 'list clean'
 complete -c cudnnvm -n '__cudnnvm_is cache' -l all -d everything
@@ -191,3 +198,9 @@ complete -c cudnnvm -n '__cudnnvm_is smoke' -l all-devices -d 'every GPU'
 complete -c cudnnvm -n '__cudnnvm_is modulefiles; and __cudnnvm_first_arg' -a '(__fish_complete_directories)'
 complete -c cudnnvm -n '__cudnnvm_is modulefiles' -l format -x -a 'lua tcl' -d 'the modulefile language'
 complete -c cudnnvm -n '__cudnnvm_is modulefiles' -l default -x -a '(__cudnnvm_installed)' -d 'the default version'
+
+# export VERSION FILE [--cuda X.Y] [--format tar|tar.zst]; local VERSION; help COMMAND
+complete -c cudnnvm -n '__cudnnvm_is export; and __cudnnvm_first_arg' -a '(__cudnnvm_installed)'
+complete -c cudnnvm -n '__cudnnvm_is export' -l format -x -a 'tar tar.zst' -d 'the bundle format'
+complete -c cudnnvm -n '__cudnnvm_is local; and __cudnnvm_first_arg' -a '(__cudnnvm_installed)'
+complete -c cudnnvm -n '__cudnnvm_is help; and __cudnnvm_first_arg' -a 'install fetch cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which prefix modulefiles'

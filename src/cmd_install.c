@@ -4,6 +4,7 @@
  * is parsed, extract into staging, check it is the cuDNN it claims to be,
  * record it, and rename it into the store in one step.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -32,6 +33,8 @@
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/record.h"
+#include "cudnnvm/release.h"
+#include "cudnnvm/ccgate.h"
 #include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -40,6 +43,7 @@ struct install {
 	const char *spec, *cuda, *archive, *sha256, *platform, *bundle;
 	bool force;
 	bool use;			/* --use: then activate it, as 'use' does */
+	bool prefer_bundles;		/* --prefer-bundles: the mirror's bundles/ first */
 	bool already;			/* it was installed before this run */
 	char pin[160];			/* VERSION from .cudnn-version */
 	unsigned jobs;			/* --jobs: xz decoder threads; 0 = one per CPU */
@@ -106,6 +110,7 @@ static int parse(struct install *in, int argc, char **argv)
 		{ "retries", required_argument, NULL, 'R' },
 		{ "use", no_argument, NULL, 'U' },
 		{ "bundle", required_argument, NULL, 'B' },
+		{ "prefer-bundles", no_argument, NULL, 'b' },
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -161,12 +166,18 @@ static int parse(struct install *in, int argc, char **argv)
 		case 'B':
 			in->bundle = optarg;
 			break;
+		case 'b':
+			in->prefer_bundles = true;
+			break;
 		default:
 			return cvm_usage_bad_option("install", argv);
 		}
 	}
 	if (in->bundle && in->archive)
 		return cvm_usage("install", "--bundle and --archive: give one of them");
+	if (in->prefer_bundles && (in->bundle || in->archive || in->sha256))
+		return cvm_usage("install", "--prefer-bundles looks in the mirror's bundles/ folder: "
+				 "not with --%s", in->bundle ? "bundle" : in->archive ? "archive" : "sha256");
 	if (optind + 1 < argc)
 		return cvm_usage("install", "one VERSION only");
 	if (in->bundle) {
@@ -301,6 +312,23 @@ static int check_content(int dirfd, struct install *in, const char *staged, stru
 	}
 	(void)staged;
 	return 0;
+}
+
+/* One release per version (release.h): a mixed copy is refused, exit 3. */
+static int check_release(int dirfd, const struct install *in)
+{
+	struct cvm_release_odd *odd = NULL;
+	size_t n = 0;
+	int r;
+
+	r = cvm_release_check(dirfd, in->release, &odd, &n);
+	if (r < 0)
+		return cvm_err(r, "cannot read the libraries of '%s': %s", cvm_safe(in->archive),
+			       strerror(-r));
+	if (n)
+		r = cvm_release_refuse(in->archive, in->release, odd, n);
+	free(odd);
+	return r;
 }
 
 /* install's JSON document (NULL on ENOMEM; the caller frees it). */
@@ -612,11 +640,15 @@ static void pipeline_restarted(void *arg)
 	p->off = true;
 }
 
-/* --bundle: bundle.c does the transaction; the report is install's. */
-static int install_bundle(struct cvm_ctx *ctx, struct install *in)
+/*
+ * --bundle: bundle.c does the transaction; the report is install's. From the
+ * mirror (--prefer-bundles), the carried record must name the catalogue's
+ * archive, and a bundle the mirror does not have is -CVM_E_NOTFOUND, quietly.
+ */
+static int install_bundle(struct cvm_ctx *ctx, struct install *in, const char *archive_sha)
 {
-	struct cvm_bundle_opts o = { in->bundle, in->sha256 ? in->want_sha : NULL, in->spec,
-				     in->cuda_major, in->force, &in->fo };
+	struct cvm_bundle_opts o = { in->bundle, in->sha256 ? in->want_sha : NULL, archive_sha,
+				     in->spec, in->cuda_major, in->force, &in->fo };
 	struct cvm_bundle_result res;
 	struct cvm_version v;
 	int r;
@@ -639,6 +671,83 @@ static int install_bundle(struct cvm_ctx *ctx, struct install *in)
 	if (!res.already)
 		cvm_modulefiles_refresh(ctx);
 	return report(ctx, in, res.already);
+}
+
+/*
+ * install --force of a version active for some toolkits: its file set may
+ * have changed, so each of those toolkits is linked again as 'use' would
+ * (a header gone loses its link, a new one gets one; no smoke test, no
+ * journal line: the active version stays the same).
+ */
+static int relink_active(struct cvm_ctx *ctx, const struct install *in, int argc, char **argv)
+{
+	struct cvm_activate_opts o = { .kind = "use", .no_smoke = true, .argc = argc, .argv = argv };
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	fd = openat(ctx->store.fd, "active", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		struct cvm_toolkit tk = { 0 };
+		char id[160];
+		int k;
+
+		if (strncmp(de->d_name, "cuda-", 5) ||
+		    cvm_active_get(&ctx->store, de->d_name + 5, id, sizeof(id)) < 0 || strcmp(id, in->id))
+			continue;
+		k = cvm_toolkit_select(ctx->root, de->d_name + 5, &tk);
+		if (k == 0)
+			k = cvm_activate(ctx, &tk, in->id, &o);
+		if (k == 0)
+			cvm_verbose("CUDA %s: the links of %s made again", de->d_name + 5, in->id);
+		else if (!r)
+			r = k;
+		cvm_toolkit_release(&tk);
+	}
+	closedir(d);
+	return r;
+}
+
+/*
+ * --prefer-bundles: MIRROR/bundles/<id>.tar.zst, else .tar (as 'cudnnvm
+ * export' names them). -CVM_E_NOTFOUND when the mirror has neither: the
+ * archive is installed, as without the option.
+ */
+static int mirror_bundle(struct cvm_ctx *ctx, struct install *in)
+{
+	static const char *const ext[] = { ".tar.zst", ".tar" };
+	char mirror[2048], url[4096], spec[32];
+	int r;
+
+	r = cvm_mirror(ctx, mirror, sizeof(mirror));
+	if (r < 0)
+		return r;
+	if (cvm_mirror_is_nvidia(mirror))
+		return cvm_usage("install", "--prefer-bundles: NVIDIA's server has no bundles; give "
+				 "the mirror that has a bundles/ folder (--mirror, CUDNNVM_MIRROR or "
+				 "'mirror =' in the config file)");
+	snprintf(spec, sizeof(spec), "%s", in->version);
+	in->spec = spec;
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		r = cvm_fmt(url, sizeof(url), "%sbundles/%s%s", mirror, in->id, ext[i]);
+		if (r < 0)
+			return cvm_err(r, "the mirror's URL is too long");
+		in->bundle = url;
+		r = install_bundle(ctx, in, in->want_sha);
+		in->bundle = NULL;
+		if (r != -CVM_E_NOTFOUND)
+			return r;
+	}
+	cvm_info("the mirror has no bundle of %s (%sbundles/%s.tar.zst): installing NVIDIA's "
+		 "archive", in->id, mirror, in->id);
+	return -CVM_E_NOTFOUND;
 }
 
 /*
@@ -726,33 +835,6 @@ static int acquire(struct cvm_ctx *ctx, struct install *in, struct pipeline *pl,
 	return fd;
 }
 
-/* The record of what was extracted into sfd (record.h): 0, or negative (printed). */
-static int write_record(int sfd, const struct install *in, const char *got, uint64_t hashed,
-			const struct cvm_cudnn_tree *tree, const struct cvm_extract *x)
-{
-	struct cvm_record rec = { 0 };
-	int r;
-
-	rec.id = (char *)in->id;
-	rec.version = (char *)in->version;
-	rec.release = (char *)in->release;
-	rec.platform = (char *)in->platform;
-	rec.cuda_major = in->cuda_major;
-	rec.archive = (char *)base_name(in->archive);
-	rec.relative_path = in->build ? in->build->relative_path : NULL;
-	rec.manifest = in->rel ? in->rel->source : NULL;
-	memcpy(rec.archive_sha256, got, CVM_SHA256_HEX);
-	rec.archive_size = hashed;
-	rec.installed_at = (int64_t)time(NULL);
-	rec.installed_by = (char *)cvm_user_name();
-	rec.cudnn_version = cvm_version_encode(&tree->header);
-	rec.library = (char *)tree->library;
-	r = cvm_record_write(sfd, &rec, &x->files);
-	if (r < 0)
-		return cvm_err(r, "cannot write the record of %s: %s", in->id, strerror(-r));
-	return 0;
-}
-
 static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct install *in)
 {
 	struct cvm_catalogue cat = { 0 };
@@ -764,6 +846,7 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 			       .sfd = -1, .rfd = -1 };
 	struct cvm_cudnn_tree tree;
 	struct cvm_progress pr = { 0 };
+	struct cvm_record rec = { 0 };
 	struct stat st;
 	uint8_t digest[CVM_SHA256_LEN];
 	char got[CVM_SHA256_HEX], staged[256] = "", why[128], first[4096], hint[1024];
@@ -777,7 +860,7 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	if (r == 0 && in->use)
 		r = cvm_cli_refuse_user(ctx, "install --use");
 	if (r == 0 && in->bundle)
-		return install_bundle(ctx, in);
+		return install_bundle(ctx, in, NULL);
 	if (r == 0)
 		r = cuda_major(ctx, in);
 	if (r == 0 && !in->sha256 && !in->platform && !(in->platform = cvm_host_platform()))
@@ -791,6 +874,12 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		if (r != 0) {
 			r = r < 0 ? r : 0;	/* 1: installed already, and said so */
 			goto out;
+		}
+		if (in->prefer_bundles && !in->offline) {
+			r = mirror_bundle(ctx, in);
+			if (r != -CVM_E_NOTFOUND)
+				goto out;
+			r = 0;
 		}
 	}
 	if (!in->archive) {
@@ -979,12 +1068,32 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	else if (cvm_peak_rss_kib() >= 0)
 		cvm_verbose("peak memory: %ld MiB", cvm_peak_rss_kib() >> 10);
 	r = check_content(sfd, in, staged, &tree);
+	if (r == 0 && !tree.windows)
+		r = check_release(sfd, in);
+	if (r == 0 && !tree.windows)
+		r = cvm_ccgate_scan(sfd, &rec.archs);
 	if (r < 0)
 		goto out;
 
-	r = write_record(sfd, in, got, hashed, &tree, &x);
-	if (r < 0)
+	rec.id = in->id;
+	rec.version = in->version;
+	rec.release = in->release;
+	rec.platform = (char *)in->platform;
+	rec.cuda_major = in->cuda_major;
+	rec.archive = (char *)base_name(in->archive);
+	rec.relative_path = in->build ? in->build->relative_path : NULL;
+	rec.manifest = in->rel ? in->rel->source : NULL;
+	memcpy(rec.archive_sha256, got, sizeof(got));
+	rec.archive_size = hashed;
+	rec.installed_at = (int64_t)time(NULL);
+	rec.installed_by = (char *)cvm_user_name();
+	rec.cudnn_version = cvm_version_encode(&tree.header);
+	rec.library = tree.library;
+	r = cvm_record_write(sfd, &rec, &x.files);
+	if (r < 0) {
+		r = cvm_err(r, "cannot write the record of %s: %s", in->id, strerror(-r));
 		goto out;
+	}
 	cvm_fault("install-staged");
 	if (cvm_interrupted) {
 		r = -EINTR;
@@ -998,6 +1107,11 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		goto out;
 	staged[0] = '\0';
 	cvm_modulefiles_refresh(ctx);
+	if (in->force) {
+		r = relink_active(ctx, in, argc, argv);
+		if (r < 0)
+			goto out;
+	}
 	cvm_verbose("committed in %lld ms (%s, then the rename)", cvm_now_ms() - t1,
 		    cvm_flush_each_file() ? "each file flushed as written" : "one syncfs");
 	r = report(ctx, in, false);

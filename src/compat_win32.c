@@ -247,10 +247,31 @@ static wchar_t *long_form(const wchar_t *p)
 	wchar_t *full, *w;
 	size_t l;
 
+	/*
+	 * \\?\ turns off the parsing of "." and "..": a name joined to a
+	 * folder's final path ("..\x") is made whole first, without it.
+	 */
 	if (!wcsncmp(p, L"\\\\?\\", 4)) {
-		w = _wcsdup(p);
-		if (!w)
+		wchar_t *plain;
+
+		if (!wcsstr(p, L"\\.")) {
+			w = _wcsdup(p);
+			if (!w)
+				errno = ENOMEM;
+			return w;
+		}
+		plain = _wcsdup(p + 4);
+		if (!plain) {
 			errno = ENOMEM;
+			return NULL;
+		}
+		if (!wcsncmp(plain, L"UNC\\", 4)) {
+			plain[0] = L'\\';
+			plain[1] = L'\\';
+			memmove(plain + 2, plain + 4, (wcslen(plain + 4) + 1) * sizeof(*plain));
+		}
+		w = long_form(plain);
+		free(plain);
 		return w;
 	}
 	n = GetFullPathNameW(p, 0, NULL, NULL);
@@ -951,13 +972,21 @@ cvm_dir *cvm_opendir(const char *path)
 
 struct cvm_dirent *cvm_readdir(cvm_dir *d)
 {
+	/* As readdir(3): errno untouched at the end and on success, set on an error. */
+	int saved = errno;
+
 	for (;;) {
 		char *s;
 
 		if (d->find == INVALID_HANDLE_VALUE)
-			return NULL;
-		if (!d->first && !FindNextFileW(d->find, &d->fd_data))
-			return NULL;
+			break;
+		if (!d->first && !FindNextFileW(d->find, &d->fd_data)) {
+			if (GetLastError() != ERROR_NO_MORE_FILES) {
+				fail_win();
+				return NULL;
+			}
+			break;
+		}
 		d->first = false;
 		if (!wcscmp(d->fd_data.cFileName, L".") || !wcscmp(d->fd_data.cFileName, L".."))
 			continue;
@@ -968,8 +997,11 @@ struct cvm_dirent *cvm_readdir(cvm_dir *d)
 		}
 		memcpy(d->de.d_name, s, strlen(s) + 1);
 		free(s);
+		errno = saved;
 		return &d->de;
 	}
+	errno = saved;
+	return NULL;
 }
 
 int cvm_closedir(cvm_dir *d)

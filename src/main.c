@@ -11,6 +11,7 @@
 
 #include "cudnnvm/activate.h"
 #include "cudnnvm/cli.h"
+#include "cudnnvm/config.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
@@ -55,6 +56,8 @@ static const struct command commands[] = {
 	  "                       (CUDNNVM_VERIFY_FIRST=1)\n"
 	  "  --offline            never download: the cache or --archive only\n"
 	  "  --bundle FILE|URL    install a store bundle ('cudnnvm export'); a URL needs --sha256\n"
+	  "  --prefer-bundles     first the mirror's bundles/<id>.tar.zst (or .tar), made by\n"
+	  "                       'cudnnvm export' from NVIDIA's archive the catalogue names\n"
 	  FETCH_OPTS
 	  "VERSION is 9, 9.1, 9.1.1 or 9.1.1.17 (the newest match); left out, .cudnn-version decides.\n",
 	  "cudnnvm install 8.9.7 --cuda 11.8 --archive cudnn-linux-x86_64-8.9.7.29_cuda11-archive.tar.xz" },
@@ -104,15 +107,23 @@ static const struct command commands[] = {
 	  "  --cuda X.Y           only this toolkit's journal\n",
 	  "cudnnvm history --cuda 11.8" },
 	{ "env", cvm_cmd_env, CVM_CMD_STORE | CVM_CMD_NOWIN, "print the environment that selects a version",
-	  "env [VERSION] [--cuda X.Y] [--shell sh|fish|pwsh]",
+	  "env [VERSION] [--cuda X.Y] [--shell sh|fish|pwsh] [--force]",
 	  CUDA_OPT
 	  "  --shell SH           sh (also bash, zsh), fish or pwsh (default sh)\n"
-	  "VERSION left out: .cudnn-version, else the version active for the toolkit.\n",
+	  "  --force              even a version whose last smoke test failed\n"
+	  "VERSION left out: .cudnn-version, else the version active for the toolkit. Of several\n"
+	  "builds that match, the active one wins, then one whose last smoke test passed, then\n"
+	  "the newest (-v says which and why). A version whose last smoke test failed is refused\n"
+	  "(exit 4) unless --force.\n",
 	  "eval \"$(cudnnvm --user env 9.1 --cuda 12.4)\"" },
 	{ "exec", cvm_cmd_exec, CVM_CMD_STORE | CVM_CMD_NOWIN, "run a command with a version selected",
-	  "exec [VERSION] [--cuda X.Y] -- CMD [ARGS...]",
+	  "exec [VERSION] [--cuda X.Y] [--force] -- CMD [ARGS...]",
 	  CUDA_OPT
-	  "Exits with CMD's status; 127 when CMD is not found, 126 when it cannot be run.\n",
+	  "  --force              even a version whose last smoke test failed\n"
+	  "Exits with CMD's status; 127 when CMD is not found, 126 when it cannot be run.\n"
+	  "The version is chosen as env chooses it (a failed last smoke test: exit 4 unless\n"
+	  "--force). When CMD would load cuDNN from elsewhere first (LD_PRELOAD, or a Python\n"
+	  "package's own copy under site-packages/nvidia/cudnn), it is said once on stderr.\n",
 	  "cudnnvm exec 8.9.7 --cuda 11.8 -- python train.py" },
 	{ "local", cvm_cmd_local, 0, "pin a version for this folder (.cudnn-version)",
 	  "local VERSION",
@@ -151,6 +162,13 @@ static const struct command commands[] = {
 	  "which [--cuda X.Y]",
 	  CUDA_OPT,
 	  "cudnnvm which --cuda 12.4" },
+	{ "ps", cvm_cmd_ps, CVM_CMD_STORE | CVM_CMD_NOWIN, "running processes that map cuDNN, and the copies they map",
+	  "ps",
+	  "Every process whose maps hold a libcudnn* file: its PID, command and the files grouped\n"
+	  "by copy (store version, toolkit, wheel, conda env, system folder, unknown). A process\n"
+	  "mapping more than one copy is flagged MIXED; a store version no toolkit has active,\n"
+	  "NOT ACTIVE. Without root only your own processes can be read (the others are counted).\n",
+	  "cudnnvm ps --json" },
 	{ "prefix", cvm_cmd_prefix, CVM_CMD_STORE, "the folder of an installed version",
 	  "prefix [VERSION] [--cuda X.Y]",
 	  CUDA_OPT
@@ -409,12 +427,20 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 		       char *display, size_t dlen)
 {
 	const char *home, *xdg = getenv("XDG_DATA_HOME");
+	char conf[4096];
 	size_t rl = strlen(ctx->root);
 	int r;
 
 	if (store_arg && *store_arg) {
-		r = cvm_fmt(path, plen, "%s", store_arg);
+		/* ldconfig ends a line of ld.so.conf.d at '#'; a control character ends it anywhere. */
+		for (const char *c = store_arg; *c; c++)
+			if (*c == '#' || (unsigned char)*c < 0x20 || *c == 0x7f)
+				return cvm_usage("cudnnvm", "--store '%s': a '#' or a control character in "
+						 "the path (ldconfig would read the store's library "
+						 "folder cut there)", cvm_safe(store_arg));
 #ifdef _WIN32
+		/* C:\x or \\host\share: as given (the Windows API makes it absolute). */
+		r = cvm_fmt(path, plen, "%s", store_arg);
 	} else {
 		/* %ProgramData%\cudnnvm, or %LOCALAPPDATA%\cudnnvm for one user. */
 		const char *var = ctx->user ? "LOCALAPPDATA" : "ProgramData";
@@ -422,11 +448,25 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 
 		(void)home;
 		(void)xdg;
+		(void)conf;
 		if (!base || !*base)
 			return cvm_err(-ENOENT, "%%%s%% is not set: give --store DIR", var);
 		r = cvm_fmt(path, plen, "%s\\cudnnvm", base);
 	}
 #else
+		/* Relative: the toolkit's links and the ld.so.conf.d line must not depend on where we ran. */
+		r = cvm_abspath(store_arg, path, plen);
+	} else if (!ctx->user && (r = cvm_config_get(ctx->root, "store", conf, sizeof(conf))) != 0) {
+		if (r < 0)
+			return r;
+		if (conf[0] != '/')
+			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s' is not an absolute "
+				       "path", cvm_safe(conf));
+		if (strpbrk(conf, "#"))
+			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s': a '#' in the path "
+				       "(ldconfig would read the store's library folder cut there)",
+				       cvm_safe(conf));
+		r = cvm_root_path(ctx, path, plen, conf);
 	} else if (ctx->user) {
 		home = getenv("HOME");
 		if (!home || !*home)
@@ -586,6 +626,8 @@ int main(int argc, char **argv)
 				r = cvm_store_lock(&ctx.store, ctx.lock_timeout);
 			if (r < 0)
 				goto out;
+			/* A switch a crash cut short before its journal line gets it now. */
+			(void)cvm_activate_repair(&ctx);
 		}
 	}
 	argv += optind;

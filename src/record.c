@@ -114,13 +114,24 @@ int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_fil
 	e |= set_str(o, "installed_by", r->installed_by);
 	e |= set_str(o, "bundle", r->bundle);
 	e |= set_str(o, "bundle_sha256", r->bundle_sha256[0] ? r->bundle_sha256 : NULL);
+	if (r->archs.known) {
+		cvm_json *a = cvm_json_array(), *p = cvm_json_array();
+		for (size_t i = 0; a && i < r->archs.n; i++)
+			e |= cvm_json_append(a, cvm_json_integer(r->archs.sm[i]));
+		for (size_t i = 0; p && i < r->archs.nptx; i++)
+			e |= cvm_json_append(p, cvm_json_integer(r->archs.ptx[i]));
+		e |= cvm_json_set(o, "archs", a);
+		e |= cvm_json_set(o, "ptx_archs", p);
+		e |= cvm_json_set(o, "ptx", cvm_json_bool(r->archs.nptx > 0));
+	}
 	if (e) {
 		e = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < files->n && !e; i++) {
 		const struct cvm_file *f = &files->v[i];
-		e = f->link ? text_add(&links, f->path, " -> ", f->link)
+		/* Tab-separated: no name or body may hold a tab or a newline (entry.h). */
+		e = f->link ? text_add(&links, f->path, "\t", f->link)
 			    : text_add(&sums, f->sha256, "  ", f->path);
 	}
 	doc = cvm_json_dump(o);
@@ -149,6 +160,23 @@ static char *dup_str(const cvm_json *o, const char *key)
 	return s ? strdup(s) : NULL;
 }
 
+/* "archs" and "ptx_archs" (written from the files at install; absent before). */
+static void read_archs(const cvm_json *o, struct cvm_archs *a)
+{
+	const cvm_json *sm = cvm_json_get(o, "archs"), *ptx = cvm_json_get(o, "ptx_archs");
+	int64_t v;
+
+	if (!cvm_json_is_array(sm))
+		return;
+	a->known = true;
+	for (size_t i = 0; i < cvm_json_len(sm) && a->n < CVM_ARCHS_MAX; i++)
+		if (cvm_json_int(cvm_json_at(sm, i), &v) == 0 && v > 0 && v < 10000)
+			a->sm[a->n++] = (unsigned)v;
+	for (size_t i = 0; cvm_json_is_array(ptx) && i < cvm_json_len(ptx) && a->nptx < CVM_ARCHS_MAX; i++)
+		if (cvm_json_int(cvm_json_at(ptx, i), &v) == 0 && v > 0 && v < 10000)
+			a->ptx[a->nptx++] = (unsigned)v;
+}
+
 int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 {
 	cvm_json *o = NULL;
@@ -162,7 +190,11 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 	e = cvm_read_file_at(dirfd, ".cudnnvm/record.json", 1 << 20, &buf, &len);
 	if (e < 0)
 		return cvm_err(e, "cannot read the record of %s: %s", cvm_safe(name), strerror(-e));
-	e = cvm_json_parse(buf, len, name, &o);
+	{
+		char label[4200];
+		snprintf(label, sizeof(label), "%s/.cudnnvm/record.json", name);
+		e = cvm_json_parse(buf, len, label, &o);
+	}
 	if (e < 0)
 		goto out;
 	r->id = dup_str(o, "id");
@@ -186,6 +218,7 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 		r->archive_size = (uint64_t)n;
 	if (cvm_json_int(cvm_json_get(o, "installed_at"), &n) == 0)
 		r->installed_at = n;
+	read_archs(o, &r->archs);
 	sha = cvm_json_str(cvm_json_get(o, "archive_sha256"));
 	if (sha)
 		snprintf(r->archive_sha256, sizeof(r->archive_sha256), "%s", sha);
@@ -226,14 +259,20 @@ int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *file
 		return cvm_err(e, "cannot read the link list of %s: %s", cvm_safe(name), strerror(-e));
 	save = NULL;
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
-		char *arrow = strstr(line, " -> ");
-		if (!arrow) {
+		/* "path<TAB>body"; before, "path -> body" (read as written then: first arrow). */
+		char *sep = strchr(line, '\t');
+		size_t skip = 1;
+		if (!sep) {
+			sep = strstr(line, " -> ");
+			skip = 4;
+		}
+		if (!sep) {
 			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the link list of %s",
 				    cvm_safe(name));
 			break;
 		}
-		*arrow = '\0';
-		e = cvm_filelist_add(files, line, arrow + 4, NULL, 0, 0);
+		*sep = '\0';
+		e = cvm_filelist_add(files, line, sep + skip, NULL, 0, 0);
 	}
 	free(buf);
 	return e;
@@ -269,66 +308,36 @@ static int hash_at(int dirfd, const char *name, char hex[CVM_SHA256_HEX], uint64
 	return r;
 }
 
-static int scan(int dirfd, const char *prefix, struct cvm_filelist *out)
+static int scan_one(void *arg, int dirfd, const char *name, const char *rel, const struct stat *st,
+		    enum cvm_walk_event ev)
 {
-	DIR *d;
-	struct dirent *de;
-	struct stat st;
-	char rel[4096], hex[CVM_SHA256_HEX], target[4096];
-	int fd, r = 0;
+	struct cvm_filelist *out = arg;
+	char hex[CVM_SHA256_HEX], target[4096];
+	uint64_t size = 0;
+	ssize_t k;
+	int r;
 
-	fd = dup(dirfd);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
+	if (!strcmp(rel, ".cudnnvm"))
+		return ev == CVM_WALK_DIR ? 1 : 0;
+	if (ev != CVM_WALK_ENTRY)
+		return 0;
+	if (S_ISLNK(st->st_mode)) {
+		k = readlinkat(dirfd, name, target, sizeof(target) - 1);
+		if (k < 0)
+			return -errno;
+		target[k] = '\0';
+		return cvm_filelist_add(out, rel, target, NULL, 0, st->st_mode & 07777);
 	}
-	while (r == 0 && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (!*prefix && !strcmp(de->d_name, ".cudnnvm"))
-			continue;
-		r = cvm_fmt(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
-		if (r < 0)
-			break;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			break;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0) {
-				r = -errno;
-				break;
-			}
-			r = scan(sub, rel, out);
-			close(sub);
-		} else if (S_ISLNK(st.st_mode)) {
-			ssize_t k = readlinkat(dirfd, de->d_name, target, sizeof(target) - 1);
-			if (k < 0) {
-				r = -errno;
-				break;
-			}
-			target[k] = '\0';
-			r = cvm_filelist_add(out, rel, target, NULL, 0, st.st_mode & 07777);
-		} else if (S_ISREG(st.st_mode)) {
-			uint64_t size = 0;
-			r = hash_at(dirfd, de->d_name, hex, &size);
-			if (r == 0)
-				r = cvm_filelist_add(out, rel, NULL, hex, size, st.st_mode & 07777);
-		} else {
-			r = cvm_filelist_add(out, rel, "", NULL, 0, st.st_mode & 07777);
-		}
+	if (S_ISREG(st->st_mode)) {
+		r = hash_at(dirfd, name, hex, &size);
+		return r < 0 ? r : cvm_filelist_add(out, rel, NULL, hex, size, st->st_mode & 07777);
 	}
-	closedir(d);
-	return r;
+	return cvm_filelist_add(out, rel, "", NULL, 0, st->st_mode & 07777);
 }
 
 int cvm_tree_scan(int dirfd, struct cvm_filelist *out)
 {
-	int r = scan(dirfd, "", out);
+	int r = cvm_walk_at(dirfd, scan_one, out);
 
 	if (r == 0)
 		cvm_filelist_sort(out);

@@ -260,6 +260,19 @@ int cvm_store_stage(struct cvm_store *s, const char *id, char *name, size_t len,
 	return 0;
 }
 
+/*
+ * A version installed again, or removed, has no smoke result yet: the last one
+ * (smokelog.h, STORE/smoke/<id>.json) was of the files that are gone.
+ */
+static void forget_smoke(struct cvm_store *s, const char *id)
+{
+	char p[4096];
+
+	if (cvm_fmt(p, sizeof(p), "smoke/%s.json", id) == 0 && unlinkat(s->fd, p, 0) < 0 &&
+	    errno != ENOENT)
+		cvm_warn("cannot remove %s/%s: %s", s->display, p, strerror(errno));
+}
+
 int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bool replace)
 {
 	char from[4096], to[4096], old[4096];
@@ -299,6 +312,7 @@ int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bo
 		cvm_warn("cannot remove the replaced copy of %s: %s", id, strerror(-r));
 done:
 	cvm_fault("install-committed");
+	forget_smoke(s, id);
 	r = openat(s->fd, "versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r >= 0) {
 		(void)cvm_fsync_dir(r);
@@ -332,6 +346,7 @@ int cvm_store_remove(struct cvm_store *s, const char *id)
 	if (renameat(s->fd, from, s->fd, to) < 0)
 		return sys_err(s, "remove a version", -errno);
 	cvm_fault("uninstall-trashed");
+	forget_smoke(s, id);
 	r = openat(s->fd, "versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r >= 0) {
 		(void)cvm_fsync_dir(r);

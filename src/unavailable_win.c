@@ -14,8 +14,10 @@
 #include "cudnnvm/compat.h"
 #include "cudnnvm/confine.h"
 #include "cudnnvm/doctor.h"
+#include "cudnnvm/elfinfo.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/procmap.h"
 #include "cudnnvm/smoke.h"
 
 int cvm_unavailable(const char *what)
@@ -149,4 +151,48 @@ int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct c
 	(void)tk;
 	(void)w;
 	return cvm_unavailable("which");
+}
+
+/* ---- ELF (Linux's libraries) and /proc: a Windows copy has neither */
+
+int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out)
+{
+	(void)buf;
+	(void)len;
+	(void)out;
+	return -CVM_E_LAYOUT;
+}
+
+int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out)
+{
+	(void)dirfd;
+	(void)path;
+	(void)out;
+	return -CVM_E_LAYOUT;
+}
+
+void cvm_elf_version_str(unsigned long v, char *buf, size_t len)
+{
+	/* 91900 -> 9.19.0; 8907 -> 8.9.7, as elfinfo.c says it. */
+	if (v >= 90000)
+		snprintf(buf, len, "%lu.%lu.%lu", v / 10000, v / 100 % 100, v % 100);
+	else
+		snprintf(buf, len, "%lu.%lu.%lu", v / 1000, v / 100 % 10, v % 100);
+}
+
+int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_cudnn **out,
+		     size_t *n, size_t *unreadable)
+{
+	(void)store;
+	(void)root;
+	*out = NULL;
+	*n = 0;
+	*unreadable = 0;
+	return cvm_unavailable("ps");
+}
+
+void cvm_procmap_free(struct cvm_proc_cudnn *v, size_t n)
+{
+	(void)v;
+	(void)n;
 }

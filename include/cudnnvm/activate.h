@@ -57,6 +57,7 @@ struct cvm_activate_opts {
 	bool no_ldconfig;
 	bool no_smoke;
 	bool adopt;			/* see struct cvm_switch */
+	bool no_journal;		/* the undoing of a switch that was never journaled */
 	int argc;			/* the command line, for the journal */
 	char **argv;
 };
@@ -67,11 +68,20 @@ void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len);
 /*
  * Makes to (an installed id, or NULL to deactivate) the active version of
  * tk, then, unless no_smoke, runs the loader check and on its failure puts
- * the previous version back (-CVM_E_SMOKE). Idempotent: activating the
+ * the previous version back (-CVM_E_SMOKE). to's record is read first (a
+ * missing or broken one changes nothing); any error after the switch (the
+ * journal, the smoke test) also puts the previous version back. Idempotent: activating the
  * active version repairs what a crash may have left.
  */
 int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *to,
 		 const struct cvm_activate_opts *o);
+
+/*
+ * Under the store lock, before a command changes anything: a switch that a
+ * crash cut short between the active link and its journal line gets its
+ * line (journal.h, cvm_journal_repair). 0, or -errno (warned, not fatal).
+ */
+int cvm_activate_repair(struct cvm_ctx *ctx);
 
 /* Whether ldconfig should run: --no-ldconfig, or CUDNNVM_LDCONFIG set empty, say no (Linux backend). */
 bool cvm_ldconfig_wanted(bool no_ldconfig);

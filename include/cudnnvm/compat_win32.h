@@ -52,6 +52,9 @@
 #ifndef ELOOP
 #define ELOOP 114
 #endif
+#ifndef ESTALE
+#define ESTALE 116
+#endif
 #ifndef EOPNOTSUPP
 #define EOPNOTSUPP 130
 #endif
@@ -127,6 +130,16 @@ int unsetenv(const char *name);
 #define getenv cvm_getenv
 char *cvm_getenv(const char *name);
 char *strchrnul(const char *s, int c);
+static inline struct tm *cvm_gmtime_r(const time_t *t, struct tm *tm)
+{
+	return gmtime_s(tm, t) ? NULL : tm;
+}
+static inline struct tm *cvm_localtime_r(const time_t *t, struct tm *tm)
+{
+	return localtime_s(tm, t) ? NULL : tm;
+}
+#define gmtime_r cvm_gmtime_r
+#define localtime_r cvm_localtime_r
 #define getuid() ((uid_t)0)
 #define getgid() ((gid_t)0)
 #define getegid() ((gid_t)0)

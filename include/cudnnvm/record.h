@@ -6,12 +6,14 @@
  * What install writes into versions/<id>/.cudnnvm/: record.json (what was
  * installed, from which archive, when) and files.sha256 (every regular file,
  * in sha256sum format, so `sha256sum -c` works in the version folder) plus
- * links (every symlink, "path -> target"). verify re-reads both.
+ * links (every symlink, "path<TAB>target"; the older "path -> target" is
+ * still read). verify re-reads both.
  */
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cudnnvm/ccgate.h"
 #include "cudnnvm/digest.h"
 
 struct cvm_record {
@@ -28,6 +30,7 @@ struct cvm_record {
 	char *library;			/* "lib/libcudnn.so.8" */
 	char *bundle;			/* installed from this store bundle (file name), or NULL */
 	char bundle_sha256[CVM_SHA256_HEX];	/* its SHA-256 when it was checked, or "" */
+	struct cvm_archs archs;		/* device code read at install ("archs", "ptx_archs") */
 };
 
 /* One extracted object: a regular file with its hash, or a symlink. */

@@ -53,11 +53,12 @@ for c in "${COMMANDS[@]}"; do
 	check "the man page has an entry for $c" grep -Eq "^(\\.TP|\\.B)?[^a-z]*$c\\b" <(grep -A1 '^\.TP' "$MANTXT")
 done
 
-# The bash completion knows every command, and each command's options.
+# The bash completion knows every command, and each command's options (offered
+# on a word that starts with '-'; an empty word gets versions or files).
 COMPL=$TESTS_DIR/../packaging/cudnnvm.bash
 for c in "${COMMANDS[@]}"; do
 	# shellcheck disable=SC1090
-	words=$(bash -c '. "$1"; COMP_WORDS=(cudnnvm "$2" ""); COMP_CWORD=2; _cudnnvm; printf "%s\n" "${COMPREPLY[@]}"' \
+	words=$(bash -c '. "$1"; COMP_WORDS=(cudnnvm "$2" "-"); COMP_CWORD=2; _cudnnvm; printf "%s\n" "${COMPREPLY[@]}"' \
 		sh "$COMPL" "$c")
 	top=$(bash -c '. "$1"; COMP_WORDS=(cudnnvm ""); COMP_CWORD=1; _cudnnvm; printf "%s\n" "${COMPREPLY[@]}"' sh "$COMPL")
 	check "the bash completion offers $c" has_line "$top" "^$c\$"
