@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Cross-build the libraries that build-windows/cudnnvm.exe links statically
-# (zlib, liblzma, libarchive, jansson) for x86_64-w64-mingw32, from Debian's
+# (zlib, liblzma, libzstd, libarchive, jansson) for x86_64-w64-mingw32, from Debian's
 # source packages: `apt-get source` with a sources list and apt state of this
 # script's own (deb-src lines for the Debian suites this machine already uses),
 # no other download.
@@ -18,7 +18,7 @@ set -eu
 DEST=${1:-build-windows/deps}
 HOST=${HOST:-x86_64-w64-mingw32}
 JOBS=${JOBS:-2}
-SRCPKGS="zlib xz-utils libarchive jansson"
+SRCPKGS="zlib xz-utils libzstd libarchive jansson"
 SELF=$0
 
 die() { printf 'build-deps.sh: %s\n' "$*" >&2; exit 1; }
@@ -163,14 +163,21 @@ d=$(srcdir xz-utils); say "xz-utils: $d"
 	--disable-doc --disable-nls --enable-threads=vista CFLAGS="$BASECFLAGS" &&
 	run make -j"$JOBS" -C src/liblzma && run make -C src/liblzma install)
 
-# --- 4. libarchive: zlib and lzma only; Windows' own CNG for its hashes.
+# --- 3b. libzstd: the static library (store bundles are zstd).
+d=$(srcdir libzstd); say "libzstd: $d"
+(cd "$d" && run make -j"$JOBS" -C lib libzstd.a CC="$CC" AR="$AR" \
+	CFLAGS="$BASECFLAGS" ZSTD_LEGACY_SUPPORT=0 &&
+	cp lib/zstd.h lib/zstd_errors.h lib/zdict.h "$PREFIX/include/" &&
+	cp lib/libzstd.a "$PREFIX/lib/")
+
+# --- 4. libarchive: zlib, lzma and zstd only.
 d=$(srcdir libarchive); say "libarchive: $d"
 (cd "$d" && run autoreconf -fi &&
 	run ./configure --host="$HOST" --prefix="$PREFIX" \
 	--enable-static --disable-shared --disable-bsdtar --disable-bsdcat \
 	--disable-bsdcpio --disable-acl --disable-xattr \
-	--with-zlib --with-lzma --without-bz2lib --without-iconv --without-lz4 \
-	--without-zstd --without-lzo2 --without-cng --without-openssl \
+	--with-zlib --with-lzma --with-zstd --without-bz2lib --without-iconv --without-lz4 \
+	--without-lzo2 --without-cng --without-openssl \
 	--without-nettle --without-mbedtls --without-xml2 --without-expat \
 	CFLAGS="$BASECFLAGS" CPPFLAGS="-I$PREFIX/include -DLZMA_API_STATIC" \
 	LDFLAGS="-L$PREFIX/lib" &&
@@ -186,13 +193,13 @@ d=$(srcdir jansson); say "jansson: $d"
 
 # --- 6. the result: headers, static libraries, versions, flags.
 rm -rf "$PREFIX/lib/pkgconfig" "$PREFIX/share" "$PREFIX"/lib/*.la
-for a in libz.a liblzma.a libarchive.a libjansson.a; do
+for a in libz.a liblzma.a libzstd.a libarchive.a libjansson.a; do
 	[ -f "$PREFIX/lib/$a" ] || die "$a was not built"
 done
 cat > "$PREFIX/deps.mk" <<'EOF'
 # Made by packaging/windows/build-deps.sh: flags for linking its static libraries.
 DEPS_CFLAGS = -DLIBARCHIVE_STATIC -DLZMA_API_STATIC
-DEPS_LIBS = -larchive -llzma -lz -ljansson -lbcrypt
+DEPS_LIBS = -larchive -lzstd -llzma -lz -ljansson -lbcrypt
 EOF
 mv "$TMP/VERSIONS" "$PREFIX/VERSIONS"
 printf '%s\n' "$want_stamp" > "$PREFIX/stamp"

@@ -93,16 +93,20 @@ if [ -z "$NATIVE" ]; then
 	fi
 	winpath() { printf 'Z:%s' "$1" | tr / '\\'; }
 	run_win() { "$WINE" "$@"; }
+	WINECMD=("$WINE")
 else
 	winpath() { cygpath -w "$1"; }
 	run_win() { "$@"; }
+	WINECMD=()
 fi
 
 # cvm ARGS...: the exe with --store STORE, RC/OUT/ERR set (CRs dropped).
 STORE=$TMP/store
 WSTORE=$(winpath "$STORE")
+# A run that does not end within CVM_TIMEOUT seconds (120) is killed: exit 124.
 cvm() {
-	CUDNNVM_NO_PROGRESS=1 run_win "$EXE" --store "$WSTORE" "$@" >"$TMP/out" 2>"$TMP/err"
+	CUDNNVM_NO_PROGRESS=1 timeout -k 5 "${CVM_TIMEOUT:-120}" "${WINECMD[@]}" "$EXE" --store "$WSTORE" "$@" \
+		>"$TMP/out" 2>"$TMP/err"
 	RC=$?
 	OUT=$(tr -d '\r' <"$TMP/out")
 	ERR=$(tr -d '\r' <"$TMP/err")
@@ -143,7 +147,7 @@ skip "activation through junctions" "wine 8.0 cannot create junctions (ERROR_NOT
 for t in "$WIN_O"/tests/test_*.exe; do
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .exe)
-	(cd "$TMP" && TMPDIR=$(winpath "$TMP") run_win "$t") >"$TMP/unit.log" 2>&1
+	(cd "$TMP" && unset TMPDIR && run_win "$t") >"$TMP/unit.log" 2>&1
 	rc=$?
 	# each of its checks a line of ours, then its exit status
 	while IFS= read -r l; do
@@ -227,7 +231,7 @@ store_clean "the wrong --sha256 left nothing" "$ID91"
 OUTSIDE=$TMP/outside
 mkdir -p "$OUTSIDE"
 python3 - "$A86" "$TMP/hostile" "$OUTSIDE" >"$TMP/hostile.list" <<'EOF'
-import os, sys, zipfile
+import copy, os, sys, zipfile
 base, outdir, outside = sys.argv[1:4]
 src = zipfile.ZipFile(base)
 top = src.namelist()[0].split("/")[0]
@@ -255,7 +259,8 @@ for rule, name in rules.items():
     with zipfile.ZipFile(dest, "w", zipfile.ZIP_DEFLATED) as z:
         done = False
         for info in src.infolist():
-            z.writestr(info, src.read(info))
+            # a copy: writestr sets the header offset of the ZipInfo it is given
+            z.writestr(copy.copy(info), src.read(info))
             # after the first file: an extractor has written something already
             if not done and not info.filename.endswith("/"):
                 zi = zipfile.ZipInfo(name, (2023, 11, 14, 22, 13, 20))
