@@ -18,6 +18,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/journal.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/smoke.h"
 
 void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len)
@@ -50,20 +51,25 @@ bool cvm_ldconfig_wanted(bool no_ldconfig)
 
 static int set_active(struct cvm_store *s, const char *cuda, const char *to)
 {
-	char name[64], target[256];
+	char name[64], target[256], shown[4096], dir[4096];
 	int r;
 
 	r = cvm_fmt(name, sizeof(name), "active/cuda-%s", cuda);
 	if (r == 0 && to)
 		r = cvm_fmt(target, sizeof(target), "../versions/%s", to);
+	if (r == 0)
+		r = cvm_fmt(shown, sizeof(shown), "%s/%s", s->display, name);
+	if (r == 0)
+		r = cvm_fmt(dir, sizeof(dir), "%s/active", s->display);
 	if (r < 0)
 		return r;
-	if (mkdirat(s->fd, "active", 0755) < 0 && errno != EEXIST)
-		return -errno;
+	r = cvm_do_mkdir_at(s->fd, "active", 0755, dir);
+	if (r < 0)
+		return r;
 	if (to)
-		r = cvm_symlink_replace_at(s->fd, target, name);
-	else if (unlinkat(s->fd, name, 0) < 0 && errno != ENOENT)
-		r = -errno;
+		r = cvm_do_symlink_replace_at(s->fd, target, name, shown);
+	else
+		r = cvm_do_unlink_at(s->fd, name, shown);
 	if (r == 0) {
 		int fd = openat(s->fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd >= 0) {
@@ -82,6 +88,7 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	struct cvm_switch sw = {
 		.store = &ctx->store, .root = ctx->root, .tk = tk, .cuda = cuda,
 		.from = from, .to = to, .no_ldconfig = o->no_ldconfig, .adopt = o->adopt,
+		.files = o->files, .nfiles = o->nfiles,
 	};
 	int r;
 
@@ -142,6 +149,11 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 	r = do_switch(ctx, tk, cuda, prev, to, o);
 	if (r < 0 || !to || o->no_smoke)
 		return r;
+	/* It loads what the switch made: a dry run made none. */
+	if (cvm_plan_describe("run the smoke test of", to, NULL, "for CUDA %s (a failure %s)", cuda,
+			      prev && strcmp(prev, to) ? "puts the previous version back" :
+			      "deactivates it"))
+		return 0;
 	struct cvm_smoke_opts so = { .device = -1 };
 	r = cvm_smoke_run(ctx, tk, to, &so, NULL);
 	if (r == -CVM_E_SKIPPED) {

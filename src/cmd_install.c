@@ -33,6 +33,7 @@
 #include "cudnnvm/json.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
@@ -114,6 +115,7 @@ static int parse(struct install *in, int argc, char **argv)
 		{ "retries", required_argument, NULL, 'R' },
 		{ "use", no_argument, NULL, 'U' },
 		{ "bundle", required_argument, NULL, 'B' },
+		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -343,6 +345,8 @@ static int report(const struct cvm_ctx *ctx, struct install *in, bool already)
 	if (!cvm_out.json) {
 		if (already)
 			cvm_info("%s is already installed in %s (--force reinstalls it)", in->id, path);
+		else if (cvm_plan_dry())
+			cvm_info("dry run: %s would be installed in %s; nothing was changed", in->id, path);
 		else
 			cvm_info("installed %s in %s", in->id, path);
 		return 0;
@@ -620,6 +624,23 @@ static void pipeline_restarted(void *arg)
 	p->off = true;
 }
 
+/*
+ * A dry run, once the archive is verified (or its download described):
+ * what the extraction and the commit would make, and install's report.
+ * Each entry's checks run as it is extracted, so only the real run makes them.
+ */
+static int plan_install(struct cvm_ctx *ctx, struct install *in, const char *from, uint64_t size)
+{
+	char shown[4096];
+
+	snprintf(shown, sizeof(shown), "%s/versions/%s", ctx->store.display, in->id);
+	cvm_plan_describe(in->force && cvm_store_has(&ctx->store, in->id) ? "replace" : "create",
+			  shown, NULL, "(extracted from %s, %llu bytes, each entry checked)",
+			  cvm_safe(from), (unsigned long long)size);
+	cvm_modulefiles_refresh(ctx);
+	return report(ctx, in, false);
+}
+
 /* --bundle: bundle.c does the transaction; the report is install's. */
 static int install_bundle(struct cvm_ctx *ctx, struct install *in)
 {
@@ -674,6 +695,9 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	r = parse(in, argc, argv);
 	if (r == 0 && in->use)
 		r = cvm_cli_refuse_user(ctx, "install --use");
+	if (r == 0 && in->bundle && cvm_plan_dry())
+		r = cvm_usage("install", "--dry-run does not take --bundle yet (a bundle is checked "
+			      "as it is unpacked)");
 	if (r == 0 && in->bundle)
 		return install_bundle(ctx, in);
 	if (r == 0)
@@ -724,7 +748,7 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		 * The cache, else the mirror. Either way the descriptor is hashed
 		 * exactly once: a cached file is checked here, a download as it arrives.
 		 */
-		if (!in->verify_first && speculate(in, why, sizeof(why))) {
+		if (!in->verify_first && !cvm_plan_dry() && speculate(in, why, sizeof(why))) {
 			pl.ctx = ctx;
 			pl.in = in;
 			pl.xo = &xo;
@@ -747,6 +771,11 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 								 in->cache_path, sizeof(in->cache_path),
 								 &in->verified);
 			}
+		}
+		if (fd == -ECANCELED) {
+			/* A dry run: the download is described; so is what would follow it. */
+			r = plan_install(ctx, in, in->cache_path, in->build->has_size ? in->build->size : 0);
+			goto out;
 		}
 		if (fd < 0 || pl.error) {
 			r = fd < 0 ? fd : pl.error;
@@ -779,7 +808,7 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	xo.max_bytes = (uint64_t)st.st_size * 16 + (64u << 20);
 	xo.jobs = in->jobs ? in->jobs : default_jobs();
 	xo.follow = false;
-	spec = !in->verified && speculate(in, why, sizeof(why));
+	spec = !in->verified && !cvm_plan_dry() && speculate(in, why, sizeof(why));
 	t0 = cvm_now_ms();
 	if (pl.child) {
 		/* The download matched its hash: the child may read it to the end. */
@@ -873,6 +902,11 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		}
 		if (r < 0)
 			goto out;
+	}
+	/* Verified and named: a dry run stops before the first byte is written. */
+	if (cvm_plan_dry()) {
+		r = plan_install(ctx, in, in->archive, hashed);
+		goto out;
 	}
 	if (child) {
 		r = cvm_extract_child_wait(child, &x, spec_tick, &sb);
@@ -1014,6 +1048,10 @@ static int use_installed(struct cvm_ctx *ctx, const struct install *in)
 	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
 	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
 		before[0] = '\0';
+	/* A dry run installed nothing that use could switch to: what it would do is said. */
+	if (!in->already && cvm_plan_describe("activate", in->id, NULL, "for CUDA %s (%s), as "
+					      "'cudnnvm use' does", cuda, tk.display))
+		goto out;
 	optind = 0;	/* a full reset for use's getopt */
 	r = cvm_cmd_use(ctx, 4, av);
 	if (r < 0 || !cvm_out.json)

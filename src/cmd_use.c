@@ -10,6 +10,7 @@
 #include "cudnnvm/json.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -20,6 +21,7 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 		{ "cuda", required_argument, NULL, 'c' },
 		{ "no-smoke", no_argument, NULL, 'S' },
 		{ "no-ldconfig", no_argument, NULL, 'L' },
+		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -78,6 +80,9 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	} else if (!strcmp(before, id)) {
 		cvm_info("%s was already active for CUDA %s (%s); its links are in order", id, cuda,
 			 tk.display);
+	} else if (cvm_plan_dry()) {
+		cvm_info("dry run: CUDA %s (%s) would use %s%s%s; nothing was changed", cuda,
+			 tk.display, id, before[0] ? ", was " : "", before);
 	} else {
 		cvm_info("CUDA %s (%s) now uses %s%s%s", cuda, tk.display, id,
 			 before[0] ? ", was " : "", before);

@@ -13,6 +13,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/journal.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 
 const char *cvm_user_name(void)
 {
@@ -55,6 +56,13 @@ int cvm_journal_append(struct cvm_store *s, const char *cuda, const char *kind,
 			    user, kind, from && *from ? from : "-", to && *to ? to : "-", cmd);
 	if (r < 0)
 		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+	if (cvm_plan_dry()) {
+		char shown[4096];
+		snprintf(shown, sizeof(shown), "%s/%s", s->display, name);
+		cvm_plan_describe("append to", shown, NULL, "the line \"%s: %s -> %s\"", kind,
+				  from && *from ? from : "-", to && *to ? to : "-");
+		return 0;
+	}
 	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
 		return cvm_err(-errno, "cannot write the journal in '%s': %s", cvm_safe(s->display),
 			       strerror(errno));
