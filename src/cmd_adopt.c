@@ -369,11 +369,12 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 		r = stage_copy(ctx, &tk, inc, lib, &f, id, &v, release);
 		if (r < 0)
 			goto out;
-		cvm_verbose("copied %zu files of cuDNN %s into %s", f.n, release, id);
 		/* A dry run copied nothing: the switch is planned from the toolkit's names. */
 		if (cvm_plan_dry()) {
 			o.files = f.names;
 			o.nfiles = f.n;
+		} else {
+			cvm_verbose("copied %zu files of cuDNN %s into %s", f.n, release, id);
 		}
 	}
 	r = cvm_activate(ctx, &tk, id, &o);

@@ -118,10 +118,29 @@ int cvm_do_mkdir_at(int dirfd, const char *name, mode_t mode, const char *shown)
 	return mkdirat(dirfd, name, mode) < 0 && errno != EEXIST ? -errno : 0;
 }
 
+/* 0 when the folder that path would be made in may be written, else -errno. */
+static int writable_parent(const char *path)
+{
+	char dir[4096], *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return 0;
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	return access(dir, W_OK) < 0 ? -errno : 0;
+}
+
 int cvm_do_mkdir_p(const char *host, mode_t mode, const char *shown_root)
 {
 	size_t rl = strlen(shown_root);
 	char buf[4096];
+	int r;
+
+	bool first = true;
 
 	if (!dry)
 		return cvm_mkdir_p_at(AT_FDCWD, host, mode);
@@ -133,9 +152,15 @@ int cvm_do_mkdir_p(const char *host, mode_t mode, const char *shown_root)
 			continue;
 		char c = *p;
 		*p = '\0';
-		if (strlen(buf) > rl && !exists_at(AT_FDCWD, buf))
-			cvm_plan_describe("create folder", rl && !strncmp(buf, shown_root, rl) ?
-					  buf + rl : buf, NULL, NULL);
+		if (!exists_at(AT_FDCWD, buf)) {
+			/* Where the real run could not make it, neither does the plan. */
+			if (first && (r = writable_parent(buf)) < 0)
+				return r;
+			first = false;
+			if (strlen(buf) > rl)
+				cvm_plan_describe("create folder", rl && !strncmp(buf, shown_root, rl) ?
+						  buf + rl : buf, NULL, NULL);
+		}
 		*p = c;
 		if (!c)
 			break;

@@ -175,8 +175,12 @@ static int lock_dry(struct cvm_store *s, const char *path, double timeout_s)
 	int fd, r;
 
 	fd = openat(s->fd, ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0 && errno == ENOENT)
+	/* None yet: the real run would make it, which needs the right to. */
+	if (fd < 0 && errno == ENOENT) {
+		if (faccessat(s->fd, ".", W_OK, AT_EACCESS) < 0)
+			return sys_err(s, "open the lock", -errno);
 		return cvm_store_sweep(s);
+	}
 	if (fd < 0 && errno == ELOOP)
 		return cvm_err(-CVM_E_PERM, "refusing the lock '%s': it is not a regular file; remove "
 			       "it (the next command makes a new one)", cvm_safe(path));

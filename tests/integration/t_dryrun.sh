@@ -81,6 +81,44 @@ inst 8.9.6.50 11.8
 dry "install of an installed version" 0 --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A897"
 assert_output_contains "already installed" "install --dry-run: an installed version is said to be installed"
 
+dry "install --force of an installed version" 0 --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A897" --force
+assert_out_contains "would replace /opt/cudnnvm/versions/$ID897 " "install --force --dry-run: the version would be replaced"
+dry "install --use" 0 --manifests "$MAN" install 9.1.1 --cuda 12.4 --archive "$(archive 9.1.1.17 12)" --use
+assert_out_contains "would activate $ID911 for CUDA 12.4" "install --use --dry-run: the activation that would follow"
+
+# A cached archive is verified and used; a bad one would be removed and downloaded again.
+mkdir -p "$STORE/cache"
+cp "$A897" "$STORE/cache/"
+cvm uninstall "$ID897"
+must "uninstall $ID897"
+dry "install from the cache" 0 --manifests "$MAN" install 8.9.7 --cuda 11.8
+assert_out_contains "would create /opt/cudnnvm/versions/$ID897 (extracted from /opt/cudnnvm/cache/$(basename "$A897")" \
+	"install --dry-run: the cached archive would be used"
+assert_out_lacks "would download" "install --dry-run: a verified cached archive is not downloaded again"
+flip_byte "$STORE/cache/$(basename "$A897")"
+dry "install from a corrupted cache" 0 --manifests "$MAN" install 8.9.7 --cuda 11.8
+assert_out_contains "would remove /opt/cudnnvm/cache/$(basename "$A897") (it failed verification)" \
+	"install --dry-run: a cached archive that fails verification would be removed"
+assert_out_contains "would download " "install --dry-run: and downloaded again"
+rm -rf "$STORE/cache"
+inst 8.9.7.29 11.8
+
+# An archive no manifest lists: its top folder names it, after its hash is checked.
+A910=$(mkcudnn 9.1.0.70 12)
+dry "install --sha256 of an unlisted archive" 0 install 9.1.0 --cuda 12.4 --archive "$A910" --sha256 "$(sha256 "$A910")"
+assert_out_contains "would create /opt/cudnnvm/versions/$ID910 " "install --sha256 --dry-run: the id read from the archive"
+dry "install --sha256 with the wrong hash" 3 install 9.1.0 --cuda 12.4 --archive "$A910" --sha256 "$(printf '%064d' 0)"
+same_rc "install --sha256 with the wrong hash" install 9.1.0 --cuda 12.4 --archive "$A910" --sha256 "$(printf '%064d' 0)"
+
+# Leftovers of a crash would be swept, as by the real run; the modulefiles rewritten.
+mkdir -p "$STORE/.staging/$ID897.XyZ123"
+mkdir -p "$ROOT/etc"
+printf 'modules = /opt/modulefiles\n' >"$ROOT/etc/cudnnvm.conf"
+CVM_NO_AUTO=1 dry "uninstall with a crash's leftovers" 0 uninstall "$ID896"
+assert_out_contains "would remove /opt/cudnnvm/.staging/$ID897.XyZ123" "--dry-run: a crash's leftover in .staging would be swept"
+assert_out_contains "would rewrite the modulefiles in /opt/modulefiles" "uninstall --dry-run: the modulefiles (modules = ...) would be rewritten"
+rm -rf "$STORE/.staging/$ID897.XyZ123" "$ROOT/etc/cudnnvm.conf"
+
 CUDNNVM_LDCONFIG=/bin/true dry "use on a toolkit with nothing active" 0 use 8.9.7 --cuda 11.8 --no-smoke
 assert_out_contains "would create link /usr/local/cuda-11.8/lib64/libcudnn.so.8 -> ../../../../opt/cudnnvm/active/cuda-11.8/lib/libcudnn.so.8" \
 	"use --dry-run: each toolkit link, by its real path and body"
