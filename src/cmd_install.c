@@ -298,7 +298,8 @@ static int check_content(int dirfd, struct install *in, const char *staged, stru
 	struct cvm_version v;
 	int r;
 
-	r = cvm_cudnn_check_tree(dirfd, in->archive, t);
+	/* A dry run's tree was checked from the archive's entries (cvm_extract_check). */
+	r = dirfd >= 0 ? cvm_cudnn_check_tree(dirfd, in->archive, t) : 0;
 	if (r < 0)
 		return r;
 	cvm_version_parse(in->version, &v);
@@ -625,9 +626,9 @@ static void pipeline_restarted(void *arg)
 }
 
 /*
- * A dry run, once the archive is verified (or its download described):
- * what the extraction and the commit would make, and install's report.
- * Each entry's checks run as it is extracted, so only the real run makes them.
+ * A dry run, once the archive is verified and its entries checked (or its
+ * download described): what the extraction and the commit would make, and
+ * install's report.
  */
 static int plan_install(struct cvm_ctx *ctx, struct install *in, const char *from, uint64_t size)
 {
@@ -635,8 +636,8 @@ static int plan_install(struct cvm_ctx *ctx, struct install *in, const char *fro
 
 	snprintf(shown, sizeof(shown), "%s/versions/%s", ctx->store.display, in->id);
 	cvm_plan_describe(in->force && cvm_store_has(&ctx->store, in->id) ? "replace" : "create",
-			  shown, NULL, "(extracted from %s, %llu bytes, each entry checked)",
-			  cvm_safe(from), (unsigned long long)size);
+			  shown, NULL, "(extracted from %s, %llu bytes)", cvm_safe(from),
+			  (unsigned long long)size);
 	cvm_modulefiles_refresh(ctx);
 	return report(ctx, in, false);
 }
@@ -903,9 +904,13 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		if (r < 0)
 			goto out;
 	}
-	/* Verified and named: a dry run stops before the first byte is written. */
+	/* Verified and named: a dry run reads its entries and stops before the first byte is written. */
 	if (cvm_plan_dry()) {
-		r = plan_install(ctx, in, in->archive, hashed);
+		r = cvm_extract_check(fd, in->archive, &xo, &tree);
+		if (r == 0)
+			r = check_content(-1, in, NULL, &tree);
+		if (r == 0)
+			r = plan_install(ctx, in, in->archive, hashed);
 		goto out;
 	}
 	if (child) {

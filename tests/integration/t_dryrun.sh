@@ -217,6 +217,45 @@ check "adopt: the real run made the version the dry run named" test -d "$STORE/v
 dry "adopt of a toolkit with nothing hand-copied" 1 adopt --cuda 12.4
 same_rc "adopt of a toolkit with nothing hand-copied" adopt --cuda 12.4
 
+# ------------------------------------------------ hostile and malformed archives
+# A dry run reads every entry and checks it as the extraction does, and the
+# tree it would make as the cuDNN check does: the same exit code and message
+# as the real run for every rule of tests/fixtures/hostile.py, nothing written.
+new_root
+BASE=$(mkcudnn 9.19.0.56 13.0)
+ZBASE=$(mkcudnn 9.19.0.56 13.0 --layout windows)
+OUTSIDE=$(mktemp -d /tmp/cvm-outside.XXXXXX)
+cleanup_add "$OUTSIDE"
+if python3 "$FIXTURES/hostile.py" "$TEST_TMP/hostile" --base "$BASE" --zip-base "$ZBASE" --outside "$OUTSIDE" >"$TEST_TMP/hostile.list"; then
+	printf 'whole %s\nzip-whole %s\n' "$BASE" "$ZBASE" >>"$TEST_TMP/hostile.list"
+	differ=
+	n=0
+	while read -r rule path; do
+		platform=()
+		case $rule in zip-*) platform=(--platform windows-x86_64) ;; esac
+		before=$(snap)
+		snapshot "$OUTSIDE" >"$TEST_TMP/outside.before"
+		cvm install 9.19.0 --cuda 13.0 "${platform[@]}" --archive "$path" --sha256 "$(sha256 "$path")" --dry-run
+		drc=$RC
+		derr=$(grep '^cudnnvm: error: ' "$CVM_ERRF")
+		if ! diff -q "$before" "$(snap)" >/dev/null || ! snapshot "$OUTSIDE" | diff -q "$TEST_TMP/outside.before" - >/dev/null; then
+			differ="$differ $rule(changed something)"
+		fi
+		cvm install 9.19.0 --cuda 13.0 "${platform[@]}" --archive "$path" --sha256 "$(sha256 "$path")"
+		[ "$drc" = "$RC" ] || differ="$differ $rule(dry $drc, real $RC)"
+		[ "$derr" = "$(grep '^cudnnvm: error: ' "$CVM_ERRF")" ] || differ="$differ $rule(another message)"
+		rm -rf "${STORE:?}/versions/"*
+		n=$((n + 1))
+	done <"$TEST_TMP/hostile.list"
+	if [ -z "$differ" ]; then
+		ok "install --dry-run of $n archives (hostile, malformed, whole): the real run's exit code and message, nothing changed"
+	else
+		not_ok "install --dry-run of hostile and malformed archives exits as the real run" "differ:$differ"
+	fi
+else
+	not_ok "hostile.py generated the archives"
+fi
+
 # ------------------------------------------------------------------- usage
 cvm list --dry-run
 assert_rc 2 "list --dry-run: not an option of list (exit 2)"
