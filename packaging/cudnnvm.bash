@@ -12,7 +12,7 @@ _cudnnvm_platforms="linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-
 _cudnnvm_options() {
 	local o
 	case $1 in
-	install) o="--cuda --archive --bundle --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use --dry-run" ;;
+	install) o="--cuda --archive --bundle --prefer-bundles --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use --dry-run" ;;
 	fetch) o="--cuda --platform --connect-timeout --low-speed-time --retries" ;;
 	cache) o="--all" ;;
 	list) o="--available --cuda --platform" ;;

@@ -169,6 +169,7 @@ complete -c cudnnvm -n '__cudnnvm_is install fetch' -l retries -x -d 'download a
 complete -c cudnnvm -n '__cudnnvm_is install fetch; and __cudnnvm_first_arg' -a '(__cudnnvm_available)'
 complete -c cudnnvm -n '__cudnnvm_is install' -l archive -r -F -d 'the archive file'
 complete -c cudnnvm -n '__cudnnvm_is install' -l bundle -r -F -d 'a store bundle (file or URL)'
+complete -c cudnnvm -n '__cudnnvm_is install' -l prefer-bundles -d "the mirror's bundles/ first"
 complete -c cudnnvm -n '__cudnnvm_is install' -l sha256 -x -d "the archive's SHA-256"
 complete -c cudnnvm -n '__cudnnvm_is install' -l force -d 'reinstall an installed version'
 complete -c cudnnvm -n '__cudnnvm_is install' -l jobs -x -d 'decoder threads'

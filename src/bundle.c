@@ -266,11 +266,12 @@ static int payload(const struct cvm_filelist *all, struct cvm_filelist *out)
 
 /* The bundle's descriptor: the file, or a download of the URL into the cache. */
 static int open_bundle(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o, char *path, size_t len,
-		       bool *verified)
+		       bool *verified, bool *fetched)
 {
+	struct cvm_fetch_opts fo = *o->fo;
 	int fd, dfd;
 
-	*verified = false;
+	*verified = *fetched = false;
 	if (!cvm_fetch_supported(o->bundle)) {
 		snprintf(path, len, "%s", o->bundle);
 		fd = open(o->bundle, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -278,18 +279,33 @@ static int open_bundle(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o, cha
 			return cvm_err(-errno, "cannot open '%s': %s", cvm_safe(o->bundle), strerror(errno));
 		return fd;
 	}
-	if (!o->sha256)
+	if (!o->sha256 && !o->archive_sha256)
 		return cvm_usage("install", "--bundle %s: a bundle from a URL needs --sha256 (nothing "
 				 "downloaded is used unverified)", cvm_safe(o->bundle));
 	dfd = cvm_cache_dir(ctx);
 	if (dfd < 0)
 		return dfd;
 	snprintf(path, len, "%s/cache/%s", ctx->store.display, base_name(o->bundle));
+	/* Looking for a mirror's bundle: its absence is no error (the archive is used). */
+	fo.quiet_notfound = o->archive_sha256 != NULL;
 	cvm_info("downloading %s", o->bundle);
-	fd = cvm_fetch(o->bundle, dfd, base_name(o->bundle), 0, o->sha256, o->fo);
+	fd = cvm_fetch(o->bundle, dfd, base_name(o->bundle), 0, o->sha256, &fo);
 	close(dfd);
-	*verified = fd >= 0;
+	*fetched = fd >= 0;
+	*verified = fd >= 0 && o->sha256;
 	return fd;
+}
+
+static void drop_cached(struct cvm_ctx *ctx, const char *url)
+{
+	int dfd = cvm_cache_dir(ctx);
+
+	if (dfd < 0)
+		return;
+	if (unlinkat(dfd, base_name(url), 0) == 0)
+		cvm_warn("removed %s/cache/%s: it failed verification", ctx->store.display,
+			 base_name(url));
+	close(dfd);
 }
 
 /* The first entry names the id (checked against what was asked for). */
@@ -341,10 +357,10 @@ int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
 	uint8_t d[CVM_SHA256_LEN];
 	char path[4096], got[CVM_SHA256_HEX] = "", staged[256] = "";
 	int fd = -1, sfd = -1, r;
-	bool verified;
+	bool verified, fetched;
 
 	memset(res, 0, sizeof(*res));
-	fd = open_bundle(ctx, o, path, sizeof(path), &verified);
+	fd = open_bundle(ctx, o, path, sizeof(path), &verified, &fetched);
 	if (fd < 0)
 		return fd;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
@@ -367,6 +383,9 @@ int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
 		}
 	} else if (o->sha256) {
 		snprintf(got, sizeof(got), "%s", o->sha256);
+	} else if (o->archive_sha256) {
+		cvm_info("no SHA-256 of the bundle is known: each of its files is checked against its "
+			 "own list, and its record must name the catalogue's archive");
 	} else {
 		cvm_warn("no --sha256 given: bundle '%s' is checked only against its own file list",
 			 cvm_safe(path));
@@ -406,6 +425,13 @@ int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
 	if (strcmp(rec.id, res->id)) {
 		r = cvm_err(-CVM_E_INTEGRITY, "bundle '%s': its record is of %s, its folder of %s",
 			    cvm_safe(path), cvm_safe(rec.id), res->id);
+		goto out;
+	}
+	if (o->archive_sha256 && strcmp(rec.archive_sha256, o->archive_sha256)) {
+		r = cvm_err(-CVM_E_INTEGRITY, "bundle '%s' was made from an archive with SHA-256 %s, "
+			    "not from NVIDIA's %s (the catalogue's for %s)", cvm_safe(path),
+			    *rec.archive_sha256 ? cvm_safe(rec.archive_sha256) : "(none)",
+			    o->archive_sha256, res->id);
 		goto out;
 	}
 	r = check_lists(path, &x.files, &want);
@@ -449,6 +475,9 @@ out:
 	if (sfd >= 0)
 		close(sfd);
 	close(fd);
+	/* The cache keeps only what was verified as a whole. */
+	if (r < 0 && fetched && !o->sha256)
+		drop_cached(ctx, o->bundle);
 	cvm_filelist_release(&x.files);
 	cvm_filelist_release(&files);
 	cvm_filelist_release(&want);

@@ -32,6 +32,11 @@ int cvm_mirror(const struct cvm_ctx *ctx, char *buf, size_t len)
 	return cvm_fmt(buf, len, "%s%s", m, m[strlen(m) - 1] == '/' ? "" : "/");
 }
 
+bool cvm_mirror_is_nvidia(const char *mirror)
+{
+	return !strcmp(mirror, NVIDIA_REDIST);
+}
+
 int cvm_cache_dir(struct cvm_ctx *ctx)
 {
 	char shown[4096];

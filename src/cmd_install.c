@@ -43,6 +43,7 @@ struct install {
 	const char *spec, *cuda, *archive, *sha256, *platform, *bundle;
 	bool force;
 	bool use;			/* --use: then activate it, as 'use' does */
+	bool prefer_bundles;		/* --prefer-bundles: the mirror's bundles/ first */
 	bool already;			/* it was installed before this run */
 	char pin[160];			/* VERSION from .cudnn-version */
 	unsigned jobs;			/* --jobs: xz decoder threads; 0 = one per CPU */
@@ -115,6 +116,7 @@ static int parse(struct install *in, int argc, char **argv)
 		{ "retries", required_argument, NULL, 'R' },
 		{ "use", no_argument, NULL, 'U' },
 		{ "bundle", required_argument, NULL, 'B' },
+		{ "prefer-bundles", no_argument, NULL, 'b' },
 		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
@@ -171,12 +173,18 @@ static int parse(struct install *in, int argc, char **argv)
 		case 'B':
 			in->bundle = optarg;
 			break;
+		case 'b':
+			in->prefer_bundles = true;
+			break;
 		default:
 			return cvm_usage_bad_option("install", argv);
 		}
 	}
 	if (in->bundle && in->archive)
 		return cvm_usage("install", "--bundle and --archive: give one of them");
+	if (in->prefer_bundles && (in->bundle || in->archive || in->sha256))
+		return cvm_usage("install", "--prefer-bundles looks in the mirror's bundles/ folder: "
+				 "not with --%s", in->bundle ? "bundle" : in->archive ? "archive" : "sha256");
 	if (optind + 1 < argc)
 		return cvm_usage("install", "one VERSION only");
 	if (in->bundle) {
@@ -642,11 +650,15 @@ static int plan_install(struct cvm_ctx *ctx, struct install *in, const char *fro
 	return report(ctx, in, false);
 }
 
-/* --bundle: bundle.c does the transaction; the report is install's. */
-static int install_bundle(struct cvm_ctx *ctx, struct install *in)
+/*
+ * --bundle: bundle.c does the transaction; the report is install's. From the
+ * mirror (--prefer-bundles), the carried record must name the catalogue's
+ * archive, and a bundle the mirror does not have is -CVM_E_NOTFOUND, quietly.
+ */
+static int install_bundle(struct cvm_ctx *ctx, struct install *in, const char *archive_sha)
 {
-	struct cvm_bundle_opts o = { in->bundle, in->sha256 ? in->want_sha : NULL, in->spec,
-				     in->cuda_major, in->force, &in->fo };
+	struct cvm_bundle_opts o = { in->bundle, in->sha256 ? in->want_sha : NULL, archive_sha,
+				     in->spec, in->cuda_major, in->force, &in->fo };
 	struct cvm_bundle_result res;
 	struct cvm_version v;
 	int r;
@@ -669,6 +681,41 @@ static int install_bundle(struct cvm_ctx *ctx, struct install *in)
 	if (!res.already)
 		cvm_modulefiles_refresh(ctx);
 	return report(ctx, in, res.already);
+}
+
+/*
+ * --prefer-bundles: MIRROR/bundles/<id>.tar.zst, else .tar (as 'cudnnvm
+ * export' names them). -CVM_E_NOTFOUND when the mirror has neither: the
+ * archive is installed, as without the option.
+ */
+static int mirror_bundle(struct cvm_ctx *ctx, struct install *in)
+{
+	static const char *const ext[] = { ".tar.zst", ".tar" };
+	char mirror[2048], url[4096], spec[32];
+	int r;
+
+	r = cvm_mirror(ctx, mirror, sizeof(mirror));
+	if (r < 0)
+		return r;
+	if (cvm_mirror_is_nvidia(mirror))
+		return cvm_usage("install", "--prefer-bundles: NVIDIA's server has no bundles; give "
+				 "the mirror that has a bundles/ folder (--mirror, CUDNNVM_MIRROR or "
+				 "'mirror =' in the config file)");
+	snprintf(spec, sizeof(spec), "%s", in->version);
+	in->spec = spec;
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+		r = cvm_fmt(url, sizeof(url), "%sbundles/%s%s", mirror, in->id, ext[i]);
+		if (r < 0)
+			return cvm_err(r, "the mirror's URL is too long");
+		in->bundle = url;
+		r = install_bundle(ctx, in, in->want_sha);
+		in->bundle = NULL;
+		if (r != -CVM_E_NOTFOUND)
+			return r;
+	}
+	cvm_info("the mirror has no bundle of %s (%sbundles/%s.tar.zst): installing NVIDIA's "
+		 "archive", in->id, mirror, in->id);
+	return -CVM_E_NOTFOUND;
 }
 
 static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct install *in)
@@ -696,11 +743,11 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	r = parse(in, argc, argv);
 	if (r == 0 && in->use)
 		r = cvm_cli_refuse_user(ctx, "install --use");
-	if (r == 0 && in->bundle && cvm_plan_dry())
-		r = cvm_usage("install", "--dry-run does not take --bundle yet (a bundle is checked "
-			      "as it is unpacked)");
+	if (r == 0 && (in->bundle || in->prefer_bundles) && cvm_plan_dry())
+		r = cvm_usage("install", "--dry-run does not take %s yet (a bundle is checked as it "
+			      "is unpacked)", in->bundle ? "--bundle" : "--prefer-bundles");
 	if (r == 0 && in->bundle)
-		return install_bundle(ctx, in);
+		return install_bundle(ctx, in, NULL);
 	if (r == 0)
 		r = cuda_major(ctx, in);
 	if (r == 0 && !in->sha256 && !in->platform && !(in->platform = cvm_host_platform()))
@@ -737,6 +784,12 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 			}
 			r = report(ctx, in, true);
 			goto out;
+		}
+		if (in->prefer_bundles && !in->offline) {
+			r = mirror_bundle(ctx, in);
+			if (r != -CVM_E_NOTFOUND)
+				goto out;
+			r = 0;
 		}
 	}
 	if (!in->archive) {

@@ -116,6 +116,9 @@ int cvm_cmd_toolkits(struct cvm_ctx *ctx, int argc, char **argv)
 		r = print_json(t, n, def);
 	else if (n)
 		print_table(t, n, def);
+	/* The configuration names a toolkit that is not there: said, and exit 1. */
+	if (r == 0 && def == -CVM_E_NOTFOUND)
+		r = def;
 out:
 	cvm_toolkits_free(t, n);
 	return r;

@@ -329,7 +329,11 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 		}
 		if (!transient(code, http) || tries-- <= 0) {
 			cvm_progress_stop(&x.pr);
-			if (code == CURLE_HTTP_RETURNED_ERROR)
+			if (o->quiet_notfound && (code == CURLE_FILE_COULDNT_READ_FILE ||
+						   (code == CURLE_HTTP_RETURNED_ERROR &&
+						    (http == 404 || http == 410))))
+				r = -CVM_E_NOTFOUND;
+			else if (code == CURLE_HTTP_RETURNED_ERROR)
 				r = cvm_err(http == 404 || http == 410 ? -CVM_E_NOTFOUND : -EIO,
 					    "cannot download '%s': HTTP %ld", cvm_safe(url), http);
 			else if (code == CURLE_FILE_COULDNT_READ_FILE)
@@ -371,7 +375,7 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 	if (r < 0)
 		goto out;
 	cvm_hex_encode(d, sizeof(d), hex);
-	if (strcmp(hex, sha256)) {
+	if (sha256 && strcmp(hex, sha256)) {
 		r = cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s, got %s "
 			    "(the download is removed)", cvm_safe(url), sha256, hex);
 		unlinkat(dirfd, part, 0);
@@ -382,7 +386,8 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 		goto out;
 	}
 	(void)cvm_fsync_dir(dirfd);
-	cvm_verbose("downloaded %s (%llu bytes, SHA-256 matches)", name, (unsigned long long)x.have);
+	cvm_verbose("downloaded %s (%llu bytes, SHA-256 %s)", name, (unsigned long long)x.have,
+		    sha256 ? "matches" : hex);
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	r = fd < 0 ? cvm_err(-errno, "cannot open '%s' in the cache: %s", name, strerror(errno)) : fd;
 out:

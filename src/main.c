@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/cli.h"
+#include "cudnnvm/config.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
@@ -56,6 +57,8 @@ static const struct command commands[] = {
 	  "                       (CUDNNVM_VERIFY_FIRST=1)\n"
 	  "  --offline            never download: the cache or --archive only\n"
 	  "  --bundle FILE|URL    install a store bundle ('cudnnvm export'); a URL needs --sha256\n"
+	  "  --prefer-bundles     first the mirror's bundles/<id>.tar.zst (or .tar), made by\n"
+	  "                       'cudnnvm export' from NVIDIA's archive the catalogue names\n"
 	  DRY_OPT
 	  FETCH_OPTS
 	  "VERSION is 9, 9.1, 9.1.1 or 9.1.1.17 (the newest match); left out, .cudnn-version decides.\n",
@@ -416,11 +419,19 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 		       char *display, size_t dlen)
 {
 	const char *home, *xdg = getenv("XDG_DATA_HOME");
+	char conf[4096];
 	size_t rl = strlen(ctx->root);
 	int r;
 
 	if (store_arg && *store_arg) {
 		r = cvm_fmt(path, plen, "%s", store_arg);
+	} else if (!ctx->user && (r = cvm_config_get(ctx->root, "store", conf, sizeof(conf))) != 0) {
+		if (r < 0)
+			return r;
+		if (conf[0] != '/')
+			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s' is not an absolute "
+				       "path", cvm_safe(conf));
+		r = cvm_root_path(ctx, path, plen, conf);
 	} else if (ctx->user) {
 		home = getenv("HOME");
 		if (!home || !*home)

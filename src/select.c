@@ -187,11 +187,18 @@ int cvm_select_version(struct cvm_ctx *ctx, const char *spec, const char *cuda, 
 		if (r < 0)
 			return r;
 		have_tk = true;
-	} else if (cvm_toolkits_find(ctx->root, &all, &nall) == 0 &&
-		   (def = cvm_toolkit_default(ctx->root, all, nall)) >= 0) {
-		tk = all[def];
-		memset(&all[def], 0, sizeof(all[def]));
-		have_tk = true;
+	} else if (cvm_toolkits_find(ctx->root, &all, &nall) == 0) {
+		def = cvm_toolkit_default(ctx->root, all, nall);
+		/* The configuration file names a toolkit that is not there (said). */
+		if (def < 0 && def != -ENOENT) {
+			r = def;
+			goto out;
+		}
+		if (def >= 0) {
+			tk = all[def];
+			memset(&all[def], 0, sizeof(all[def]));
+			have_tk = true;
+		}
 	}
 	if (!spec && getcwd(cwd, sizeof(cwd))) {
 		r = cvm_pin_find(cwd, pin, sizeof(pin), file, sizeof(file));

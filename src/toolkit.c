@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cudnnvm/config.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
@@ -617,18 +618,39 @@ static int copy_toolkit(const struct cvm_toolkit *src, struct cvm_toolkit *dst)
 	return 0;
 }
 
-static int default_index(const char *prefix, const struct cvm_toolkit *t, size_t n)
+/*
+ * The toolkit a command without --cuda means: "cuda = X.Y" in the
+ * configuration file (-CVM_E_NOTFOUND, said, when there is no such toolkit),
+ * else the one /usr/local/cuda points to (-ENOENT, quietly, when none).
+ */
+static int default_index(const char *root, const char *prefix, const struct cvm_toolkit *t,
+			 size_t n)
 {
-	char resolved[PATH_MAX];
+	char resolved[PATH_MAX], conf[64];
 	struct stat st, ts;
+	int major, minor, r;
+	size_t used;
 
+	r = cvm_config_get(root, "cuda", conf, sizeof(conf));
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		if (parse_xy(conf, strlen(conf), &major, &minor, &used) < 0 || conf[used])
+			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': cuda '%s' is not a CUDA "
+				       "version X.Y", cvm_safe(conf));
+		for (size_t i = 0; i < n; i++)
+			if (t[i].major == major && t[i].minor == minor)
+				return (int)i;
+		return cvm_err(-CVM_E_NOTFOUND, "'/etc/cudnnvm.conf' names cuda %d.%d, and there is "
+			       "no such toolkit: give --cuda, or change the file", major, minor);
+	}
 	if (stat_in_root(prefix, "/usr/local/cuda", resolved, sizeof(resolved), &st) < 0)
-		return -CVM_E_NOTFOUND;
+		return -ENOENT;
 	for (size_t i = 0; i < n; i++) {
 		if (stat(t[i].path, &ts) == 0 && ts.st_dev == st.st_dev && ts.st_ino == st.st_ino)
 			return (int)i;
 	}
-	return -CVM_E_NOTFOUND;
+	return -ENOENT;
 }
 
 int cvm_toolkit_default(const char *root, const struct cvm_toolkit *t, size_t n)
@@ -637,7 +659,7 @@ int cvm_toolkit_default(const char *root, const struct cvm_toolkit *t, size_t n)
 
 	if (root_prefix(root, prefix, sizeof(prefix)) < 0)
 		return -CVM_E_NOTFOUND;
-	return default_index(prefix, t, n);
+	return default_index(root, prefix, t, n);
 }
 
 int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *out)
@@ -669,7 +691,11 @@ int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *o
 				pick = (int)i;
 		}
 	} else {
-		pick = default_index(prefix, t, n);
+		pick = default_index(root, prefix, t, n);
+		if (pick < 0 && pick != -ENOENT) {
+			r = pick;
+			goto out;
+		}
 	}
 	if (pick < 0 || !t) {
 		list = found_list(t, n);

@@ -33,7 +33,10 @@ int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, boo
 
 struct cvm_bundle_opts {
 	const char *bundle;		/* a file, or an http(s):// or file:// URL */
-	const char *sha256;		/* 64 lowercase hex digits, or NULL (required for URLs) */
+	const char *sha256;		/* 64 lowercase hex digits, or NULL (required for URLs
+					 * unless archive_sha256 is given) */
+	const char *archive_sha256;	/* the NVIDIA archive the carried record must name
+					 * (--prefer-bundles: the catalogue's), or NULL */
 	const char *spec;		/* the version it must hold, or NULL */
 	int cuda_major;			/* the CUDA major it must be built for, or 0 */
 	bool force;			/* replace an installed version */
@@ -54,7 +57,10 @@ struct cvm_bundle_result {
  * extra or missing file), the headers checked against the record, a new
  * record written that keeps the original archive's name and SHA-256 and
  * adds the bundle's, then one rename into versions/. Nothing is left on
- * failure. Messages printed.
+ * failure (a bundle downloaded without a SHA-256 to check leaves the cache
+ * too). -CVM_E_NOTFOUND, and no message, when a URL is not on the server and
+ * archive_sha256 is set (the caller installs the archive instead). Messages
+ * printed.
  */
 int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
 		       struct cvm_bundle_result *res);

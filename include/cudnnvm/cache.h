@@ -14,6 +14,8 @@
 
 /* The mirror: --mirror / CUDNNVM_MIRROR, else "mirror =" in ROOT/etc/cudnnvm.conf, else NVIDIA's. */
 int cvm_mirror(const struct cvm_ctx *ctx, char *buf, size_t len);
+/* Whether a mirror (as cvm_mirror gives it) is NVIDIA's own server. */
+bool cvm_mirror_is_nvidia(const char *mirror);
 
 /*
  * An open descriptor of build's archive: the cached file (*verified false:

@@ -4,8 +4,9 @@
 
 /*
  * ROOT/etc/cudnnvm.conf: "key = value" lines, "#" comments, blank lines.
- * Known keys: mirror; modules, modules_format (the modulefiles tree rewritten after
- * install and uninstall, cmd_modulefiles.c). An unknown key is warned about once
+ * Known keys: mirror (cache.c); store (the default store, main.c); cuda (the
+ * default toolkit, before /usr/local/cuda, toolkit.c); modules, modules_format
+ * (the modulefiles tree rewritten after install and uninstall, cmd_modulefiles.c). An unknown key is warned about once
  * (file and line; a typo, or a newer cudnnvm's key) and otherwise ignored.
  */
 #include <stddef.h>

@@ -31,6 +31,8 @@ struct cvm_fetch_opts {
 	long low_speed_time_s;		/* abort below 1 KiB/s for this long; 0: 60 s */
 	int retries;			/* transient errors (timeouts, 5xx, resets); < 0: 4 */
 	const struct cvm_fetch_hooks *hooks;	/* or NULL */
+	bool quiet_notfound;		/* a missing file (HTTP 404/410, no such file://) is
+					 * -CVM_E_NOTFOUND with no message: a probe */
 };
 
 /*
@@ -38,7 +40,9 @@ struct cvm_fetch_opts {
  * by an interrupted run is resumed with a Range request (its bytes are
  * hashed first; a server that ignores Range restarts cleanly). The data is
  * hashed as it arrives; only a complete download whose size (when size is
- * not 0) and SHA-256 (64 hex digits) match is renamed to <name>. Returns an
+ * not 0) and SHA-256 (64 hex digits) match is renamed to <name>. A NULL
+ * sha256 is not compared: only for a caller that checks the content file by
+ * file itself (a store bundle from a mirror, bundle.c). Returns an
  * open read-only descriptor of the verified file (the caller closes it), or
  * -CVM_E_INTEGRITY (mismatch; the .part is removed), -CVM_E_NOTFOUND (HTTP
  * 404/410) or another negative code; every message names the URL.

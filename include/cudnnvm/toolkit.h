@@ -25,14 +25,18 @@ int cvm_toolkits_find(const char *root, struct cvm_toolkit **out, size_t *n);
 void cvm_toolkits_free(struct cvm_toolkit *t, size_t n);
 
 /*
- * The toolkit for cuda ("X.Y"), or, when cuda is NULL, the one that
- * ROOT/usr/local/cuda points to. Copies into *out (free with
+ * The toolkit for cuda ("X.Y"), or, when cuda is NULL, the default: "cuda =
+ * X.Y" in ROOT/etc/cudnnvm.conf, else the one ROOT/usr/local/cuda points to. Copies into *out (free with
  * cvm_toolkit_release). -CVM_E_NOTFOUND with a message listing the toolkits found.
  */
 int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *out);
 void cvm_toolkit_release(struct cvm_toolkit *t);
 
-/* Index in t of the toolkit ROOT/usr/local/cuda leads to, or -CVM_E_NOTFOUND. Prints nothing. */
+/*
+ * Index in t of the default toolkit (as cvm_toolkit_select's), -ENOENT when
+ * there is none (quietly), or -CVM_E_NOTFOUND (said) when the configuration
+ * file names a CUDA version no toolkit has.
+ */
 int cvm_toolkit_default(const char *root, const struct cvm_toolkit *t, size_t n);
 
 /* Reads the version of the toolkit at path. 0 or -CVM_E_NOTFOUND. */

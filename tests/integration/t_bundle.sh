@@ -5,7 +5,8 @@
 # record keeping the NVIDIA archive's hash beside the bundle's; a tampered
 # bundle (a file changed, files.sha256 edited, a file added or missing, a
 # wrong --sha256, a hostile name) refused with exit 3 and nothing left; a
-# damaged version is not exported.
+# mirror's bundles/ used only with --prefer-bundles, bound to the catalogue's
+# archive; a damaged version is not exported.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -149,6 +150,62 @@ assert_versions "" "nothing installed"
 cvm --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$B/b.tar" --sha256 "$(sha256 "$B/b.tar")"
 assert_rc 3 "a bundle given with --archive: exit 3"
 assert_err_contains "install it with --bundle" "the message points to --bundle"
+assert_versions "" "nothing installed"
+
+# ------------------------------------- a mirror's bundles/ (--prefer-bundles)
+# MIRROR/cudnn/linux-x86_64/<archive> as NVIDIA's redist folder, MIRROR/bundles/<id>.tar.zst beside it.
+MIR=$TEST_TMP/mirror
+mkdir -p "$MIR/cudnn/linux-x86_64" "$MIR/bundles"
+cp "$A8" "$MIR/cudnn/linux-x86_64/"
+cp "$B/b.tar.zst" "$MIR/bundles/$ID8.tar.zst"
+new_root
+cvm --manifests "$MAN" --mirror "file://$MIR" --json install 8.9.7 --cuda 11.8 --prefer-bundles
+assert_rc 0 "install --prefer-bundles from a mirror with the bundle exits 0"
+assert_json 'd["bundle"] == "'"$ID8"'.tar.zst" and d["archive_sha256"] == "'"$(sha256 "$A8")"'"' \
+	"--prefer-bundles: the record names the mirror's bundle and NVIDIA's archive hash" "$STORE/versions/$ID8/.cudnnvm/record.json"
+assert_absent "$STORE/cache/$(basename "$A8")" "--prefer-bundles: NVIDIA's archive was not downloaded"
+same_tree "$R1" "$ROOT" "--prefer-bundles: files, links and modes are identical to the exported version"
+cvm verify "$ID8"
+assert_rc 0 "--prefer-bundles: verify ok"
+# without the option the mirror's bundle is never used
+new_root
+cvm --manifests "$MAN" --mirror "file://$MIR" install 8.9.7 --cuda 11.8
+assert_rc 0 "without --prefer-bundles: installs"
+assert_json 'd["bundle"] is None' "without --prefer-bundles: from NVIDIA's archive, not the bundle" "$STORE/versions/$ID8/.cudnnvm/record.json"
+assert_file "$STORE/cache/$(basename "$A8")" "without --prefer-bundles: the archive was downloaded"
+# a mirror without a bundle of that id: NVIDIA's archive, said, no error
+mv "$MIR/bundles/$ID8.tar.zst" "$MIR/bundles/away"
+new_root
+cvm --manifests "$MAN" --mirror "file://$MIR" install 8.9.7 --cuda 11.8 --prefer-bundles
+assert_rc 0 "--prefer-bundles, no bundle on the mirror: exit 0"
+assert_out_contains "the mirror has no bundle of $ID8" "and says it installs NVIDIA's archive instead"
+check "no error line for the missing bundle" sh -c "! grep -q error: \"\$1\"" sh "$CVM_ERRF"
+assert_json 'd["bundle"] is None and d["archive_sha256"] == "'"$(sha256 "$A8")"'"' \
+	"--prefer-bundles, no bundle: installed from the archive" "$STORE/versions/$ID8/.cudnnvm/record.json"
+# a .tar bundle is found too
+cp "$B/b.tar" "$MIR/bundles/$ID8.tar"
+new_root
+cvm --manifests "$MAN" --mirror "file://$MIR" install 8.9.7 --cuda 11.8 --prefer-bundles
+assert_rc 0 "--prefer-bundles takes bundles/<id>.tar when there is no .tar.zst"
+assert_json 'd["bundle"] == "'"$ID8"'.tar"' "the record names the .tar" "$STORE/versions/$ID8/.cudnnvm/record.json"
+# a bundle made from another archive than the catalogue names: exit 3, nothing left, not cached
+tamper other.tar 'if m.name.endswith("/.cudnnvm/record.json"): data = data.replace(b"'"$(sha256 "$A8")"'", b"'"$(printf '%064d' 7)"'")'
+cp "$TEST_TMP/bundles/other.tar" "$MIR/bundles/$ID8.tar"
+new_root
+cvm --manifests "$MAN" --mirror "file://$MIR" install 8.9.7 --cuda 11.8 --prefer-bundles
+assert_rc 3 "--prefer-bundles: a bundle made from another archive: exit 3"
+assert_err_contains "not from NVIDIA's $(sha256 "$A8")" "the message names the catalogue's archive hash"
+assert_versions "" "nothing installed"
+assert_store_clean "no staging left"
+assert_absent "$STORE/cache/$ID8.tar" "the rejected bundle is not kept in the cache"
+rm -f "$MIR/bundles/$ID8.tar"
+# usage errors
+new_root
+cvm --manifests "$MAN" --mirror "https://developer.download.nvidia.com/compute/cudnn/redist/" install 8.9.7 --cuda 11.8 --prefer-bundles
+assert_rc 2 "--prefer-bundles with NVIDIA's server as the mirror: exit 2"
+assert_err_contains "NVIDIA's server has no bundles" "and says why"
+cvm --manifests "$MAN" install 8.9.7 --cuda 11.8 --prefer-bundles --archive "$A8"
+assert_rc 2 "--prefer-bundles with --archive: exit 2"
 assert_versions "" "nothing installed"
 
 # ------------------------------------------------ a damaged version is not exported

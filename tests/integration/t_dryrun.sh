@@ -259,5 +259,7 @@ fi
 # ------------------------------------------------------------------- usage
 cvm list --dry-run
 assert_rc 2 "list --dry-run: not an option of list (exit 2)"
+cvm --manifests "$MAN" install 8.9.7 --cuda 11.8 --prefer-bundles --dry-run
+assert_rc 2 "install --prefer-bundles --dry-run: no dry run of a bundle yet (exit 2), said"
 
 finish
