@@ -187,7 +187,8 @@ rm -f "$LIB12/libcudnn.so.9"
 
 # -------------------------------------------------------------------- the lock
 # An existing lock is waited for (or --no-wait refused, exit 5) as by the real run.
-(exec 9<"$STORE/.lock" && flock -x 9 && touch "$TEST_TMP/held" && sleep 60) &
+# (exec: the pid killed below is the one holding it)
+(exec 9<"$STORE/.lock" && flock -x 9 && touch "$TEST_TMP/held" && exec sleep 60) &
 CVM_BG_PIDS+=($!)
 i=0
 while [ ! -e "$TEST_TMP/held" ] && [ $i -lt 500 ]; do sleep 0.02; i=$((i + 1)); done
