@@ -19,6 +19,8 @@
 #include "cudnnvm/journal.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/plan.h"
+#include "cudnnvm/record.h"
+#include "cudnnvm/store.h"
 #include "cudnnvm/smoke.h"
 
 void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len)
@@ -80,9 +82,13 @@ static int set_active(struct cvm_store *s, const char *cuda, const char *to)
 	return r;
 }
 
-/* The switch itself, without the smoke check. */
+/*
+ * The switch itself, without the smoke check. *switched: the active link
+ * (or, for adopt, the toolkit) was changed, so a later error must undo it.
+ */
 static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *cuda,
-		     const char *from, const char *to, const struct cvm_activate_opts *o)
+		     const char *from, const char *to, const struct cvm_activate_opts *o,
+		     bool *switched)
 {
 	const struct cvm_backend *be = cvm_backend();
 	struct cvm_switch sw = {
@@ -90,8 +96,21 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		.from = from, .to = to, .no_ldconfig = o->no_ldconfig, .adopt = o->adopt,
 		.files = o->files, .nfiles = o->nfiles,
 	};
+	bool adopt_again = o->adopt && from && to && !strcmp(from, to);
+	bool journaled = !o->no_journal && !adopt_again &&
+			 ((from ? from : "")[0] || (to ? to : "")[0]) && (!from || !to || strcmp(from, to));
 	int r;
 
+	*switched = false;
+	/*
+	 * Announced before anything changes: a crash before the journal line is
+	 * then repaired by the next locked command (cvm_activate_repair).
+	 */
+	if (journaled) {
+		r = cvm_journal_pending_set(&ctx->store, cuda, o->kind, from, to, o->argc, o->argv);
+		if (r < 0)
+			return r;
+	}
 	/*
 	 * adopt turns files into links through active/: that link must exist
 	 * before the first one, or an interrupted adopt would leave dangling links.
@@ -103,6 +122,8 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 				       cvm_safe(ctx->store.display), cuda, strerror(-r));
 	}
 	r = be->prepare(&sw);
+	if (r < 0 && journaled)
+		cvm_journal_pending_clear(&ctx->store, cuda);
 	if (r < 0)
 		return r;
 	cvm_fault("use-prepared");
@@ -111,9 +132,11 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		if (r < 0)
 			return cvm_err(r, "cannot switch '%s/active/cuda-%s': %s",
 				       cvm_safe(ctx->store.display), cuda, strerror(-r));
+		*switched = true;
 		cvm_fault("use-switched");
 	}
 	r = be->finish(&sw);
+	*switched = true;
 	if (r < 0)
 		return r;
 	if (!to) {
@@ -123,7 +146,7 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 				       cvm_safe(ctx->store.display), cuda, strerror(-r));
 	}
 	cvm_fault("use-finished");
-	if (o->adopt && from && to && !strcmp(from, to)) {
+	if (adopt_again) {
 		/* A second adopt run finishing the first: its journal line may not be written yet. */
 		struct cvm_journal_entry *e = NULL;
 		size_t n = 0;
@@ -131,9 +154,41 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		    !(n && !strcmp(e[n - 1].kind, "adopt") && !strcmp(e[n - 1].to, to)))
 			r = cvm_journal_append(&ctx->store, cuda, "adopt", NULL, to, o->argc, o->argv);
 		free(e);
-	} else if (((from ? from : "")[0] || (to ? to : "")[0]) && (!from || !to || strcmp(from, to))) {
+	} else if (journaled) {
 		r = cvm_journal_append(&ctx->store, cuda, o->kind, from, to, o->argc, o->argv);
+		if (r == 0)
+			cvm_journal_pending_clear(&ctx->store, cuda);
 	}
+	return r;
+}
+
+/* The record must be whole before anything switches to the version. */
+static int check_record(struct cvm_ctx *ctx, const char *id)
+{
+	struct cvm_record rec;
+	int fd, r;
+
+	fd = cvm_store_open_version(&ctx->store, id);
+	if (fd < 0)
+		return cvm_err(fd, "cannot open %s: %s", cvm_safe(id), strerror(-fd));
+	r = cvm_record_read(fd, id, &rec);
+	close(fd);
+	if (r < 0)
+		return r;
+	if (strcmp(rec.id, id))
+		r = cvm_err(-CVM_E_MANIFEST, "the record of %s names another version (%s): "
+			    "reinstall it with 'cudnnvm install --force'", cvm_safe(id), cvm_safe(rec.id));
+	cvm_record_release(&rec);
+	return r;
+}
+
+int cvm_activate_repair(struct cvm_ctx *ctx)
+{
+	int r = cvm_journal_repair(&ctx->store, cvm_active_get);
+
+	if (r < 0)
+		cvm_warn("cannot bring the activation journal in line with the active links: %s",
+			 strerror(-r));
 	return r;
 }
 
@@ -141,37 +196,61 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 		 const struct cvm_activate_opts *o)
 {
 	char cuda[16], from[160];
-	const char *prev;
+	const char *prev, *back_to;
+	bool switched = false, undo_journaled;
+	struct cvm_activate_opts back;
 	int r;
 
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
 	prev = cvm_active_get(&ctx->store, cuda, from, sizeof(from)) == 0 ? from : NULL;
-	r = do_switch(ctx, tk, cuda, prev, to, o);
-	if (r < 0 || !to || o->no_smoke)
-		return r;
-	/* It loads what the switch made: a dry run made none. */
-	if (cvm_plan_describe("run the smoke test of", to, NULL, "for CUDA %s (a failure %s)", cuda,
-			      prev && strcmp(prev, to) ? "puts the previous version back" :
-			      "deactivates it"))
-		return 0;
-	struct cvm_smoke_opts so = { .device = -1 };
-	r = cvm_smoke_run(ctx, tk, to, &so, NULL);
-	if (r == -CVM_E_SKIPPED) {
-		cvm_info("  (no usable GPU here: the loader part passed, the convolution was skipped)");
-		return 0;
+	/* A dry adopt's version is not in the store yet: the copy would write its record. */
+	if (to && !o->files) {
+		r = check_record(ctx, to);
+		if (r < 0)
+			return r;
 	}
-	if (r != -CVM_E_SMOKE)
+	r = do_switch(ctx, tk, cuda, prev, to, o, &switched);
+	/*
+	 * Failed after the switch (the journal, ldconfig): undone, and nothing
+	 * journaled. Re-linking the version already active changed no version:
+	 * there is nothing to undo.
+	 */
+	undo_journaled = false;
+	if (r < 0 && (!switched || o->adopt || (prev && to && !strcmp(prev, to))))
 		return r;
-	/* A version that does not load is not left active. */
-	struct cvm_activate_opts back = *o;
+	if (r == 0 && (!to || o->no_smoke))
+		return 0;
+	/* It loads what the switch made: a dry run made none. */
+	if (r == 0 && cvm_plan_describe("run the smoke test of", to, NULL, "for CUDA %s (a failure "
+					"%s)", cuda, prev && strcmp(prev, to) ?
+					"puts the previous version back" : "deactivates it"))
+		return 0;
+	if (r == 0) {
+		struct cvm_smoke_opts so = { .device = -1 };
+		r = cvm_smoke_run(ctx, tk, to, &so, NULL);
+		if (r == -CVM_E_SKIPPED) {
+			cvm_info("  (no usable GPU here: the loader part passed, the convolution was skipped)");
+			return 0;
+		}
+		if (r == 0)
+			return 0;
+		/* The switch is in the journal: so is its undoing. */
+		undo_journaled = true;
+	}
+	/* A version that does not load, or a switch that failed half-way, is not left active. */
+	back = *o;
 	back.kind = "rollback";
 	back.no_smoke = true;
 	back.adopt = false;
-	if (prev && strcmp(prev, to))
-		cvm_warn("putting %s back for CUDA %s", prev, cuda);
-	else
+	back.no_journal = !undo_journaled;
+	back_to = prev && (!to || strcmp(prev, to)) ? prev : NULL;
+	if (back_to)
+		cvm_warn("putting %s back for CUDA %s", back_to, cuda);
+	else if (to)
 		cvm_warn("deactivating %s for CUDA %s", to, cuda);
-	if (do_switch(ctx, tk, cuda, to, prev && strcmp(prev, to) ? prev : NULL, &back) < 0)
+	if (do_switch(ctx, tk, cuda, to, back_to, &back, &switched) < 0)
 		cvm_warn("the rollback failed too: run 'cudnnvm use' with a working version");
-	return -CVM_E_SMOKE;
+	else if (back.no_journal)
+		cvm_journal_pending_clear(&ctx->store, cuda);
+	return r;
 }

@@ -4,6 +4,7 @@
  * is parsed, extract into staging, check it is the cuDNN it claims to be,
  * record it, and rename it into the store in one step.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -684,6 +685,48 @@ static int install_bundle(struct cvm_ctx *ctx, struct install *in, const char *a
 }
 
 /*
+ * install --force of a version active for some toolkits: its file set may
+ * have changed, so each of those toolkits is linked again as 'use' would
+ * (a header gone loses its link, a new one gets one; no smoke test, no
+ * journal line: the active version stays the same).
+ */
+static int relink_active(struct cvm_ctx *ctx, const struct install *in, int argc, char **argv)
+{
+	struct cvm_activate_opts o = { .kind = "use", .no_smoke = true, .argc = argc, .argv = argv };
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	fd = openat(ctx->store.fd, "active", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d))) {
+		struct cvm_toolkit tk = { 0 };
+		char id[160];
+		int k;
+
+		if (strncmp(de->d_name, "cuda-", 5) ||
+		    cvm_active_get(&ctx->store, de->d_name + 5, id, sizeof(id)) < 0 || strcmp(id, in->id))
+			continue;
+		k = cvm_toolkit_select(ctx->root, de->d_name + 5, &tk);
+		if (k == 0)
+			k = cvm_activate(ctx, &tk, in->id, &o);
+		if (k == 0)
+			cvm_verbose("CUDA %s: the links of %s made again", de->d_name + 5, in->id);
+		else if (!r)
+			r = k;
+		cvm_toolkit_release(&tk);
+	}
+	closedir(d);
+	return r;
+}
+
+/*
  * --prefer-bundles: MIRROR/bundles/<id>.tar.zst, else .tar (as 'cudnnvm
  * export' names them). -CVM_E_NOTFOUND when the mirror has neither: the
  * archive is installed, as without the option.
@@ -1056,6 +1099,11 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		goto out;
 	staged[0] = '\0';
 	cvm_modulefiles_refresh(ctx);
+	if (in->force) {
+		r = relink_active(ctx, in, argc, argv);
+		if (r < 0)
+			goto out;
+	}
 	cvm_verbose("committed in %lld ms (one syncfs, then the rename)", cvm_now_ms() - t1);
 	r = report(ctx, in, false);
 out:

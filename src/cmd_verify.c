@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* verify: re-hash installed versions against the record their install wrote. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,40 +30,75 @@ static void problem(cvm_json *arr, const char *id, const char *kind, const char 
 	fprintf(stderr, "%s: %s: %s\n", id, kind, cvm_safe(path));
 }
 
-/* Returns the number of differences (>= 0) or a negative error. */
-static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
+/* The version folder's identity now: -ENOENT when it is gone. */
+static int version_ident(struct cvm_ctx *ctx, const char *id, struct stat *st)
+{
+	int fd = cvm_store_open_version(&ctx->store, id), r = 0;
+
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/*
+ * One pass over a version: the number of differences (>= 0) or a negative
+ * error; its differences are printed only when report is true.
+ */
+static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool report,
+		       struct stat *ident, size_t *nfiles)
 {
 	struct cvm_filelist want = { 0 }, have = { 0 };
+	struct cvm_record rec = { 0 };
 	size_t i = 0, j = 0;
 	int fd, r, bad = 0;
 
 	fd = cvm_store_open_version(&ctx->store, id);
 	if (fd < 0)
-		return cvm_err(fd, "cannot open %s: %s", id, strerror(-fd));
+		return fd;
+	if (fstat(fd, ident) < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* The record is part of what install wrote: it must be there and whole. */
+	cvm_err_mute(true);
+	r = cvm_record_read(fd, id, &rec);
+	cvm_err_mute(false);
+	if (r == 0 && strcmp(rec.id, id))
+		r = -CVM_E_MANIFEST;
+	if (r < 0) {
+		if (report)
+			problem(arr, id, "record missing or unreadable", ".cudnnvm/record.json");
+		bad++;
+	}
 	r = cvm_record_read_files(fd, id, &want);
 	if (r == 0)
 		r = cvm_tree_scan(fd, &have);
-	if (r < 0) {
-		if (r != -CVM_E_MANIFEST)
-			r = cvm_err(r, "cannot read %s: %s", id, strerror(-r));
+	if (r < 0)
 		goto out;
-	}
 	cvm_filelist_sort(&want);
 	/* Both sorted by path: one merge finds what differs, is missing or is extra. */
 	while (i < want.n || j < have.n) {
 		int c = i >= want.n ? 1 : j >= have.n ? -1 : strcmp(want.v[i].path, have.v[j].path);
 		if (c < 0) {
-			problem(arr, id, "missing", want.v[i++].path);
+			if (report)
+				problem(arr, id, "missing", want.v[i].path);
+			i++;
 			bad++;
 		} else if (c > 0) {
-			problem(arr, id, "extra", have.v[j++].path);
+			if (report)
+				problem(arr, id, "extra", have.v[j].path);
+			j++;
 			bad++;
 		} else {
 			const struct cvm_file *w = &want.v[i++], *h = &have.v[j++];
 			bool same = w->link ? h->link && !strcmp(w->link, h->link)
 					    : !h->link && !strcmp(w->sha256, h->sha256);
 			if (!same) {
-				problem(arr, id, "modified", w->path);
+				if (report)
+					problem(arr, id, "modified", w->path);
 				bad++;
 			}
 		}
@@ -70,16 +107,64 @@ static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 	for (j = 0; j < have.n; j++) {
 		if (have.v[j].link || !cvm_trust_mode_writable(have.v[j].mode))
 			continue;
-		problem(arr, id, "writable by others", have.v[j].path);
+		if (report)
+			problem(arr, id, "writable by others", have.v[j].path);
 		bad++;
 	}
 	r = bad;
-	if (!bad)
-		cvm_info("%s: ok (%zu files)", id, want.n);
+	*nfiles = want.n;
 out:
+	cvm_record_release(&rec);
 	cvm_filelist_release(&want);
 	cvm_filelist_release(&have);
 	close(fd);
+	return r;
+}
+
+/*
+ * Returns the number of differences (>= 0), or a negative error (printed).
+ * verify takes no lock: a version that an uninstall or install --force
+ * replaced or removed while it was read is read again (or skipped when gone)
+ * instead of being reported as damaged.
+ */
+static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
+{
+	struct stat before, now;
+	size_t nfiles = 0;
+	int r = 0;
+
+	for (int attempt = 0; attempt < 5; attempt++) {
+		cvm_err_mute(true);
+		r = verify_pass(ctx, id, NULL, false, &before, &nfiles);
+		cvm_err_mute(false);
+		if (r == 0)
+			break;
+		/* A difference or an error: is it still the same folder? */
+		int k = version_ident(ctx, id, &now);
+		if (k == -ENOENT) {
+			cvm_info("%s: uninstalled while it was verified", id);
+			return 0;
+		}
+		if (k == 0 && r != -ENOENT && (now.st_dev != before.st_dev || now.st_ino != before.st_ino))
+			continue;	/* replaced meanwhile: again */
+		/* The same folder: this pass is the answer, reported. */
+		cvm_err_mute(true);
+		r = verify_pass(ctx, id, arr, true, &before, &nfiles);
+		cvm_err_mute(false);
+		break;
+	}
+	if (r == -ENOENT && version_ident(ctx, id, &now) == -ENOENT) {
+		cvm_info("%s: uninstalled while it was verified", id);
+		return 0;
+	}
+	if (r < 0) {
+		/* A list of its files that cannot be read is a difference too; the others go on. */
+		problem(arr, id, r == -CVM_E_MANIFEST ? "record malformed" : "cannot be read",
+			r == -CVM_E_MANIFEST ? ".cudnnvm/" : strerror(-r));
+		return 1;
+	}
+	if (!r)
+		cvm_info("%s: ok (%zu files)", id, nfiles);
 	return r;
 }
 
@@ -142,19 +227,19 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 			cvm_json_set(one, "problems", arr);
 			cvm_json_append(list, one);
 		}
+		/* One version that cannot be read does not stop the others being checked. */
 		r = verify_one(ctx, ids[i], arr);
-		if (r < 0)
-			goto out;
 		if (one)
 			cvm_json_set(one, "ok", cvm_json_bool(r == 0));
-		if (r > 0)
+		if (r != 0)
 			failed++;
 	}
 	if (doc)
 		cvm_json_print(doc);
 	r = 0;
 	if (failed)
-		r = cvm_err(-CVM_E_INTEGRITY, "%zu of %zu installed versions differ from their record",
+		r = cvm_err(-CVM_E_INTEGRITY, "%zu of %zu installed versions differ from their record "
+			    "or cannot be read",
 			    failed, n);
 	else if (!n)
 		cvm_info("nothing installed to verify");

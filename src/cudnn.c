@@ -55,14 +55,81 @@ static int define_value(const char *text, size_t len, const char *name, unsigned
 	return -CVM_E_NOTFOUND;
 }
 
+/*
+ * The text as the preprocessor's first phases leave it: a backslash-newline
+ * joins two lines, a comment becomes one space (a block comment may span
+ * lines), string and character literals are kept whole. malloc'd; *olen set.
+ */
+static char *preprocess(const char *text, size_t len, size_t *olen)
+{
+	char *j = malloc(len + 1), *o = malloc(len + 1);
+	size_t n = 0, m = 0, i;
+
+	if (!j || !o) {
+		free(j);
+		free(o);
+		return NULL;
+	}
+	for (i = 0; i < len; i++) {
+		if (text[i] == '\\' && i + 1 < len && text[i + 1] == '\n') {
+			i++;
+			continue;
+		}
+		if (text[i] == '\\' && i + 2 < len && text[i + 1] == '\r' && text[i + 2] == '\n') {
+			i += 2;
+			continue;
+		}
+		j[n++] = text[i];
+	}
+	for (i = 0; i < n; i++) {
+		char c = j[i];
+		if (c == '"' || c == '\'') {
+			o[m++] = j[i++];
+			while (i < n && j[i] != c && j[i] != '\n') {
+				if (j[i] == '\\' && i + 1 < n && j[i + 1] != '\n')
+					o[m++] = j[i++];
+				o[m++] = j[i++];
+			}
+			if (i < n)
+				o[m++] = j[i];
+			continue;
+		}
+		if (c == '/' && i + 1 < n && j[i + 1] == '*') {
+			for (i += 2; i + 1 < n && !(j[i] == '*' && j[i + 1] == '/'); i++)
+				;
+			i = i + 1 < n ? i + 1 : n;
+			o[m++] = ' ';
+			continue;
+		}
+		if (c == '/' && i + 1 < n && j[i + 1] == '/') {
+			while (i + 1 < n && j[i + 1] != '\n')
+				i++;
+			o[m++] = ' ';
+			continue;
+		}
+		o[m++] = c;
+	}
+	o[m] = '\0';
+	free(j);
+	*olen = m;
+	return o;
+}
+
 int cvm_cudnn_header_version(const char *text, size_t len, struct cvm_version *v)
 {
 	unsigned maj, min, pat;
+	size_t plen = 0;
+	char *pp = preprocess(text, len, &plen);
+	int r;
 
-	if (define_value(text, len, "CUDNN_MAJOR", &maj) < 0 ||
-	    define_value(text, len, "CUDNN_MINOR", &min) < 0 ||
-	    define_value(text, len, "CUDNN_PATCHLEVEL", &pat) < 0)
-		return -CVM_E_NOTFOUND;
+	if (!pp)
+		return -ENOMEM;
+	r = define_value(pp, plen, "CUDNN_MAJOR", &maj) < 0 ||
+	    define_value(pp, plen, "CUDNN_MINOR", &min) < 0 ||
+	    define_value(pp, plen, "CUDNN_PATCHLEVEL", &pat) < 0 ? -CVM_E_NOTFOUND : 0;
+	free(pp);
+	if (r < 0)
+		return r;
 	memset(v, 0, sizeof(*v));
 	v->part[0] = maj;
 	v->part[1] = min;

@@ -78,10 +78,16 @@ static int unsafe(const char *archive, const char *entry, const char *why)
 int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
 		    const struct cvm_entry *e, char *rel, size_t rel_len)
 {
-	char norm[4096], top[256];
+	char norm[4096], top[256], msg[96];
 	const char *p, *q, *why, *rest;
 	size_t o = 0, toplen;
+	unsigned depth = 0;
 
+	if (++st->entries > CVM_ENTRY_MAX_ENTRIES) {
+		snprintf(msg, sizeof(msg), "more than %d entries (no cuDNN archive has as many)",
+			 CVM_ENTRY_MAX_ENTRIES);
+		return unsafe(archive_name, e->path, msg);
+	}
 	why = cvm_entry_name_problem(e->path);
 	if (why)
 		return unsafe(archive_name, e->path, why);
@@ -95,6 +101,15 @@ int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
 		q = strchrnul(p, '/');
 		if (q == p || (q - p == 1 && *p == '.'))
 			continue;
+		if (q - p > CVM_ENTRY_MAX_COMPONENT) {
+			snprintf(msg, sizeof(msg), "a name component of %zu bytes (at most %d)",
+				 (size_t)(q - p), CVM_ENTRY_MAX_COMPONENT);
+			return unsafe(archive_name, e->path, msg);
+		}
+		if (depth++ > CVM_ENTRY_MAX_DEPTH) {
+			snprintf(msg, sizeof(msg), "more than %d folders deep", CVM_ENTRY_MAX_DEPTH);
+			return unsafe(archive_name, e->path, msg);
+		}
 		if (o + (size_t)(q - p) + 2 > sizeof(norm))
 			return unsafe(archive_name, e->path, "name too long");
 		if (o)
@@ -145,9 +160,9 @@ int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
 	if (e->type == CVM_ENTRY_SYMLINK) {
 		why = cvm_entry_link_problem(rel, e->link);
 		if (why) {
-			char msg[1200];
-			snprintf(msg, sizeof(msg), "%s ('%s')", why, cvm_safe(e->link));
-			return unsafe(archive_name, e->path, msg);
+			char lmsg[1200];
+			snprintf(lmsg, sizeof(lmsg), "%s ('%s')", why, cvm_safe(e->link));
+			return unsafe(archive_name, e->path, lmsg);
 		}
 	}
 	return 0;

@@ -51,26 +51,210 @@ int cvm_mkdir_p_at(int dirfd, const char *path, mode_t mode)
 	return 0;
 }
 
-static int rm_contents(int fd)
-{
-	DIR *d;
-	struct dirent *de;
-	int r = 0;
+/* One folder of a walk: its names (read at once), where it is, its path's length. */
+struct walk_frame {
+	char **names;
+	size_t n, i;
+	struct stat st;
+	size_t rel_len;
+};
 
-	d = fdopendir(fd);
+static void free_names(struct walk_frame *f)
+{
+	for (size_t k = 0; k < f->n; k++)
+		free(f->names[k]);
+	free(f->names);
+	f->names = NULL;
+	f->n = f->i = 0;
+}
+
+/* Reads every name of the folder at fd (fd stays open and is not moved). */
+static int read_names(int fd, struct walk_frame *f)
+{
+	size_t cap = 0;
+	struct dirent *de;
+	DIR *d;
+	int rd, r = 0;
+
+	rd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rd < 0)
+		return -errno;
+	d = fdopendir(rd);
 	if (!d) {
-		close(fd);
+		close(rd);
 		return -errno;
 	}
-	while ((de = readdir(d))) {
+	f->names = NULL;
+	f->n = f->i = 0;
+	while ((errno = 0, de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		int k = cvm_rm_rf_at(dirfd(d), de->d_name);
-		if (k < 0 && !r)
-			r = k;
+		if (f->n == cap) {
+			char **v = realloc(f->names, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			if (!v) {
+				r = -ENOMEM;
+				break;
+			}
+			f->names = v;
+		}
+		f->names[f->n] = strdup(de->d_name);
+		if (!f->names[f->n]) {
+			r = -ENOMEM;
+			break;
+		}
+		f->n++;
 	}
+	if (!r && errno)
+		r = -errno;
 	closedir(d);
+	if (r < 0)
+		free_names(f);
 	return r;
+}
+
+/* rel = the first len bytes of rel, "/", name (grown as needed). */
+static int rel_set(char **rel, size_t *cap, size_t len, const char *name)
+{
+	size_t need = len + 1 + strlen(name) + 1;
+
+	if (need > *cap) {
+		char *p = realloc(*rel, need * 2);
+		if (!p)
+			return -ENOMEM;
+		*rel = p;
+		*cap = need * 2;
+	}
+	if (len)
+		(*rel)[len++] = '/';
+	strcpy(*rel + len, name);
+	return 0;
+}
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int cvm_walk_at(int dirfd, cvm_walk_fn fn, void *arg)
+{
+	struct walk_frame *stack = NULL, *f;
+	size_t depth = 0, cap = 0, rcap = 0;
+	char *rel = NULL;
+	int cur, r;
+
+	cur = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cur < 0)
+		return -errno;
+	stack = calloc(cap = 16, sizeof(*stack));
+	r = stack ? rel_set(&rel, &rcap, 0, "") : -ENOMEM;
+	if (r == 0 && fstat(cur, &stack[0].st) < 0)
+		r = -errno;
+	if (r == 0)
+		r = read_names(cur, &stack[0]);
+	if (r < 0)
+		goto out;
+	depth = 1;
+	while (depth) {
+		struct stat st;
+		const char *name;
+		int sub;
+
+		f = &stack[depth - 1];
+		if (f->i == f->n) {
+			/* This folder is done: back up to its parent, the same one as before. */
+			struct stat ust;
+			size_t len = f->rel_len;
+			free_names(f);
+			if (--depth == 0)
+				break;
+			sub = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (sub < 0) {
+				r = -errno;
+				goto out;
+			}
+			r = fstat(sub, &ust) < 0 ? -errno
+			    : !same_file(&ust, &stack[depth - 1].st) ? -ESTALE : 0;
+			if (r < 0) {
+				close(sub);
+				goto out;
+			}
+			close(cur);
+			cur = sub;
+			rel[len] = '\0';
+			r = fn(arg, cur, stack[depth - 1].names[stack[depth - 1].i - 1], rel, &f->st,
+			       CVM_WALK_DIR_DONE);
+			if (r < 0)
+				goto out;
+			continue;
+		}
+		name = f->names[f->i++];
+		r = rel_set(&rel, &rcap, f->rel_len, name);
+		if (r < 0)
+			goto out;
+		if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;	/* gone since the folder was read */
+			r = -errno;
+			goto out;
+		}
+		r = fn(arg, cur, name, rel, &st, S_ISDIR(st.st_mode) ? CVM_WALK_DIR : CVM_WALK_ENTRY);
+		if (r < 0)
+			goto out;
+		if (!S_ISDIR(st.st_mode) || r == 1)
+			continue;
+		if (depth == cap) {
+			struct walk_frame *v = realloc(stack, (cap * 2) * sizeof(*v));
+			if (!v) {
+				r = -ENOMEM;
+				goto out;
+			}
+			stack = v;
+			cap *= 2;
+		}
+		sub = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sub < 0) {
+			r = -errno;
+			goto out;
+		}
+		f = &stack[depth];
+		memset(f, 0, sizeof(*f));
+		r = fstat(sub, &f->st) < 0 ? -errno : read_names(sub, f);
+		if (r < 0) {
+			close(sub);
+			goto out;
+		}
+		f->rel_len = strlen(rel);
+		depth++;
+		close(cur);
+		cur = sub;
+	}
+	r = 0;
+out:
+	while (depth)
+		free_names(&stack[--depth]);
+	free(stack);
+	free(rel);
+	close(cur);
+	return r;
+}
+
+static int rm_one(void *arg, int dirfd, const char *name, const char *rel, const struct stat *st,
+		  enum cvm_walk_event ev)
+{
+	(void)arg;
+	(void)rel;
+	switch (ev) {
+	case CVM_WALK_DIR:
+		/* Read-only folders (0555 after an install) must become writable to empty them. */
+		if ((st->st_mode & 0700) != 0700 &&
+		    fchmodat(dirfd, name, (st->st_mode & 07777) | 0700, 0) < 0)
+			return -errno;
+		return 0;
+	case CVM_WALK_DIR_DONE:
+		return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
+	default:
+		return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+	}
 }
 
 int cvm_rm_rf_at(int dirfd, const char *name)
@@ -85,10 +269,10 @@ int cvm_rm_rf_at(int dirfd, const char *name)
 	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	/* Read-only folders (0555 after an install) must become writable to empty them. */
 	if ((st.st_mode & 0700) != 0700)
 		(void)fchmod(fd, (st.st_mode & 07777) | 0700);
-	r = rm_contents(fd);
+	r = cvm_walk_at(fd, rm_one, NULL);
+	close(fd);
 	if (r < 0)
 		return r;
 	if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
@@ -213,6 +397,47 @@ int cvm_fsync_dir(int dirfd)
 {
 	if (fsync(dirfd) < 0 && errno != EINVAL && errno != EROFS)
 		return -errno;
+	return 0;
+}
+
+int cvm_abspath(const char *path, char *out, size_t outlen)
+{
+	char buf[PATH_MAX * 2], cwd[PATH_MAX];
+	const char *p, *e;
+	size_t o = 0;
+	int r;
+
+	if (*path == '/') {
+		r = cvm_fmt(buf, sizeof(buf), "%s", path);
+	} else {
+		if (!getcwd(cwd, sizeof(cwd)))
+			return -errno;
+		r = cvm_fmt(buf, sizeof(buf), "%s/%s", cwd, path);
+	}
+	if (r < 0)
+		return r;
+	if (outlen < 2)
+		return -ENAMETOOLONG;
+	for (p = buf; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, '/');
+		if (e == p || (e - p == 1 && *p == '.'))
+			continue;
+		if (e - p == 2 && p[0] == '.' && p[1] == '.') {
+			while (o && out[o - 1] != '/')
+				o--;
+			if (o)
+				o--;
+			continue;
+		}
+		if (o + 1 + (size_t)(e - p) + 1 > outlen)
+			return -ENAMETOOLONG;
+		out[o++] = '/';
+		memcpy(out + o, p, (size_t)(e - p));
+		o += (size_t)(e - p);
+	}
+	if (!o)
+		out[o++] = '/';
+	out[o] = '\0';
 	return 0;
 }
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -36,12 +37,12 @@ static void clean(char *dst, size_t len, const char *src)
 	dst[i] = '\0';
 }
 
-int cvm_journal_append(struct cvm_store *s, const char *cuda, const char *kind,
-		       const char *from, const char *to, int argc, char **argv)
+/* The journal's line for one switch (time and user filled in here). */
+static int format_line(char *line, size_t len, const char *kind, const char *from, const char *to,
+		       int argc, char **argv)
 {
-	char name[64], line[1400], cmd[512] = "", user[64], part[512];
+	char cmd[512] = "", user[64], part[512];
 	size_t o = 0;
-	int fd, r;
 
 	for (int i = 0; i < argc && o + 2 < sizeof(cmd); i++) {
 		clean(part, sizeof(part), argv[i]);
@@ -50,17 +51,23 @@ int cvm_journal_append(struct cvm_store *s, const char *cuda, const char *kind,
 	if (o >= sizeof(cmd))
 		cmd[sizeof(cmd) - 1] = '\0';
 	clean(user, sizeof(user), cvm_user_name());
+	return cvm_fmt(line, len, "%lld\t%s\t%s\t%s\t%s\t%s\n", (long long)time(NULL), user, kind,
+		       from && *from ? from : "-", to && *to ? to : "-", cmd);
+}
+
+static int append_line(struct cvm_store *s, const char *cuda, const char *line)
+{
+	char name[64];
+	int fd, r;
+
 	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
-	if (r == 0)
-		r = cvm_fmt(line, sizeof(line), "%lld\t%s\t%s\t%s\t%s\t%s\n", (long long)time(NULL),
-			    user, kind, from && *from ? from : "-", to && *to ? to : "-", cmd);
 	if (r < 0)
 		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
 	if (cvm_plan_dry()) {
-		char shown[4096];
+		char shown[4096], kind[16] = "", from[160] = "", to[160] = "";
 		snprintf(shown, sizeof(shown), "%s/%s", s->display, name);
-		cvm_plan_describe("append to", shown, NULL, "the line \"%s: %s -> %s\"", kind,
-				  from && *from ? from : "-", to && *to ? to : "-");
+		(void)sscanf(line, "%*[^\t]\t%*[^\t]\t%15[^\t]\t%159[^\t]\t%159[^\t\n]", kind, from, to);
+		cvm_plan_describe("append to", shown, NULL, "the line \"%s: %s -> %s\"", kind, from, to);
 		return 0;
 	}
 	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
@@ -79,6 +86,53 @@ int cvm_journal_append(struct cvm_store *s, const char *cuda, const char *kind,
 		return cvm_err(r, "cannot write '%s/%s': %s", cvm_safe(s->display), name,
 			       strerror(-r));
 	return 0;
+}
+
+int cvm_journal_append(struct cvm_store *s, const char *cuda, const char *kind,
+		       const char *from, const char *to, int argc, char **argv)
+{
+	char line[1400];
+	int r = format_line(line, sizeof(line), kind, from, to, argc, argv);
+
+	if (r < 0)
+		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+	return append_line(s, cuda, line);
+}
+
+int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *kind,
+			    const char *from, const char *to, int argc, char **argv)
+{
+	char name[64], line[1400];
+	int fd, r;
+
+	/* A dry run journals nothing, so it announces nothing either. */
+	if (cvm_plan_dry())
+		return 0;
+	r = format_line(line, sizeof(line), kind, from, to, argc, argv);
+	if (r == 0)
+		r = cvm_fmt(name, sizeof(name), "cuda-%s.pending", cuda);
+	if (r < 0)
+		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
+		return cvm_err(-errno, "cannot write the journal in '%s': %s", cvm_safe(s->display),
+			       strerror(errno));
+	fd = openat(s->fd, "history", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r = fd < 0 ? -errno : cvm_write_file_at(fd, name, line, strlen(line), 0644);
+	if (fd >= 0)
+		close(fd);
+	if (r < 0)
+		return cvm_err(r, "cannot write '%s/history/%s': %s", cvm_safe(s->display), name,
+			       strerror(-r));
+	return 0;
+}
+
+void cvm_journal_pending_clear(struct cvm_store *s, const char *cuda)
+{
+	char name[64], shown[4096];
+
+	if (cvm_fmt(name, sizeof(name), "history/cuda-%s.pending", cuda) == 0 &&
+	    cvm_fmt(shown, sizeof(shown), "%s/%s", s->display, name) == 0)
+		(void)cvm_do_unlink_at(s->fd, name, shown);
 }
 
 static int parse_line(char *line, struct cvm_journal_entry *e)
@@ -174,5 +228,63 @@ int cvm_journal_previous(const struct cvm_journal_entry *e, size_t n, const char
 		}
 	}
 	free(stack);
+	return r;
+}
+
+int cvm_journal_repair(struct cvm_store *s,
+		       int (*active)(struct cvm_store *s, const char *cuda, char *id, size_t len))
+{
+	struct dirent *de;
+	DIR *d;
+	int fd, r = 0;
+
+	fd = openat(s->fd, "history", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		struct cvm_journal_entry e, *v = NULL;
+		char cuda[32], now[160] = "", *buf = NULL, copy[2048];
+		size_t n = 0, len = 0, nl = strlen(de->d_name);
+
+		if (nl < 13 || strncmp(de->d_name, "cuda-", 5) || strcmp(de->d_name + nl - 8, ".pending") ||
+		    nl - 13 >= sizeof(cuda))
+			continue;
+		memcpy(cuda, de->d_name + 5, nl - 13);
+		cuda[nl - 13] = '\0';
+		if (cvm_read_file_at(dirfd(d), de->d_name, 4096, &buf, &len) == 0) {
+			snprintf(copy, sizeof(copy), "%s", buf);
+			copy[strcspn(copy, "\n")] = '\0';
+			if (parse_line(copy, &e) == 0) {
+				if (active(s, cuda, now, sizeof(now)) < 0)
+					now[0] = '\0';
+				/*
+				 * The switch it announced happened (the active link says so)
+				 * but its line may be missing: add it once.
+				 */
+				if (!strcmp(now, e.to) && cvm_journal_read(s, cuda, &v, &n) == 0 &&
+				    !(n && !strcmp(v[n - 1].kind, e.kind) && !strcmp(v[n - 1].from, e.from) &&
+				      !strcmp(v[n - 1].to, e.to) && v[n - 1].time >= e.time)) {
+					cvm_verbose("the journal of CUDA %s misses the switch to %s: added",
+						    cuda, e.to[0] ? e.to : "none");
+					buf[strcspn(buf, "\n")] = '\0';
+					snprintf(copy, sizeof(copy), "%s\n", buf);
+					r = append_line(s, cuda, copy);
+				}
+				free(v);
+			}
+		}
+		free(buf);
+		if (r == 0) {
+			char shown[4096];
+			snprintf(shown, sizeof(shown), "%s/history/%s", s->display, de->d_name);
+			(void)cvm_do_unlink_at(dirfd(d), de->d_name, shown);
+		}
+	}
+	closedir(d);
 	return r;
 }

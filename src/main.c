@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/activate.h"
 #include "cudnnvm/cli.h"
 #include "cudnnvm/config.h"
 #include "cudnnvm/error.h"
@@ -424,13 +425,24 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 	int r;
 
 	if (store_arg && *store_arg) {
-		r = cvm_fmt(path, plen, "%s", store_arg);
+		/* ldconfig ends a line of ld.so.conf.d at '#'; a control character ends it anywhere. */
+		for (const char *c = store_arg; *c; c++)
+			if (*c == '#' || (unsigned char)*c < 0x20 || *c == 0x7f)
+				return cvm_usage("cudnnvm", "--store '%s': a '#' or a control character in "
+						 "the path (ldconfig would read the store's library "
+						 "folder cut there)", cvm_safe(store_arg));
+		/* Relative: the toolkit's links and the ld.so.conf.d line must not depend on where we ran. */
+		r = cvm_abspath(store_arg, path, plen);
 	} else if (!ctx->user && (r = cvm_config_get(ctx->root, "store", conf, sizeof(conf))) != 0) {
 		if (r < 0)
 			return r;
 		if (conf[0] != '/')
 			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s' is not an absolute "
 				       "path", cvm_safe(conf));
+		if (strpbrk(conf, "#"))
+			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s': a '#' in the path "
+				       "(ldconfig would read the store's library folder cut there)",
+				       cvm_safe(conf));
 		r = cvm_root_path(ctx, path, plen, conf);
 	} else if (ctx->user) {
 		home = getenv("HOME");
@@ -581,6 +593,8 @@ int main(int argc, char **argv)
 				r = cvm_store_lock(&ctx.store, ctx.lock_timeout);
 			if (r < 0)
 				goto out;
+			/* A switch a crash cut short before its journal line gets it now. */
+			(void)cvm_activate_repair(&ctx);
 		}
 	}
 	argv += optind;

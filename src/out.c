@@ -27,10 +27,19 @@ static void vprint(FILE *f, const char *prefix, const char *fmt, va_list ap)
 	fflush(f);
 }
 
+static int err_muted;
+
+void cvm_err_mute(bool mute)
+{
+	err_muted += mute ? 1 : -1;
+}
+
 int cvm_err(int code, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (err_muted > 0)
+		return code;
 	if (!first_error[0]) {
 		va_start(ap, fmt);
 		vsnprintf(first_error, sizeof(first_error), fmt, ap);

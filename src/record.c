@@ -120,7 +120,8 @@ int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_fil
 	}
 	for (size_t i = 0; i < files->n && !e; i++) {
 		const struct cvm_file *f = &files->v[i];
-		e = f->link ? text_add(&links, f->path, " -> ", f->link)
+		/* Tab-separated: no name or body may hold a tab or a newline (entry.h). */
+		e = f->link ? text_add(&links, f->path, "\t", f->link)
 			    : text_add(&sums, f->sha256, "  ", f->path);
 	}
 	doc = cvm_json_dump(o);
@@ -162,7 +163,11 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 	e = cvm_read_file_at(dirfd, ".cudnnvm/record.json", 1 << 20, &buf, &len);
 	if (e < 0)
 		return cvm_err(e, "cannot read the record of %s: %s", cvm_safe(name), strerror(-e));
-	e = cvm_json_parse(buf, len, name, &o);
+	{
+		char label[4200];
+		snprintf(label, sizeof(label), "%s/.cudnnvm/record.json", name);
+		e = cvm_json_parse(buf, len, label, &o);
+	}
 	if (e < 0)
 		goto out;
 	r->id = dup_str(o, "id");
@@ -226,14 +231,20 @@ int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *file
 		return cvm_err(e, "cannot read the link list of %s: %s", cvm_safe(name), strerror(-e));
 	save = NULL;
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
-		char *arrow = strstr(line, " -> ");
-		if (!arrow) {
+		/* "path<TAB>body"; before, "path -> body" (read as written then: first arrow). */
+		char *sep = strchr(line, '\t');
+		size_t skip = 1;
+		if (!sep) {
+			sep = strstr(line, " -> ");
+			skip = 4;
+		}
+		if (!sep) {
 			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the link list of %s",
 				    cvm_safe(name));
 			break;
 		}
-		*arrow = '\0';
-		e = cvm_filelist_add(files, line, arrow + 4, NULL, 0, 0);
+		*sep = '\0';
+		e = cvm_filelist_add(files, line, sep + skip, NULL, 0, 0);
 	}
 	free(buf);
 	return e;
@@ -269,66 +280,36 @@ static int hash_at(int dirfd, const char *name, char hex[CVM_SHA256_HEX], uint64
 	return r;
 }
 
-static int scan(int dirfd, const char *prefix, struct cvm_filelist *out)
+static int scan_one(void *arg, int dirfd, const char *name, const char *rel, const struct stat *st,
+		    enum cvm_walk_event ev)
 {
-	DIR *d;
-	struct dirent *de;
-	struct stat st;
-	char rel[4096], hex[CVM_SHA256_HEX], target[4096];
-	int fd, r = 0;
+	struct cvm_filelist *out = arg;
+	char hex[CVM_SHA256_HEX], target[4096];
+	uint64_t size = 0;
+	ssize_t k;
+	int r;
 
-	fd = dup(dirfd);
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
+	if (!strcmp(rel, ".cudnnvm"))
+		return ev == CVM_WALK_DIR ? 1 : 0;
+	if (ev != CVM_WALK_ENTRY)
+		return 0;
+	if (S_ISLNK(st->st_mode)) {
+		k = readlinkat(dirfd, name, target, sizeof(target) - 1);
+		if (k < 0)
+			return -errno;
+		target[k] = '\0';
+		return cvm_filelist_add(out, rel, target, NULL, 0, st->st_mode & 07777);
 	}
-	while (r == 0 && (de = readdir(d))) {
-		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-			continue;
-		if (!*prefix && !strcmp(de->d_name, ".cudnnvm"))
-			continue;
-		r = cvm_fmt(rel, sizeof(rel), "%s%s%s", prefix, *prefix ? "/" : "", de->d_name);
-		if (r < 0)
-			break;
-		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			r = -errno;
-			break;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (sub < 0) {
-				r = -errno;
-				break;
-			}
-			r = scan(sub, rel, out);
-			close(sub);
-		} else if (S_ISLNK(st.st_mode)) {
-			ssize_t k = readlinkat(dirfd, de->d_name, target, sizeof(target) - 1);
-			if (k < 0) {
-				r = -errno;
-				break;
-			}
-			target[k] = '\0';
-			r = cvm_filelist_add(out, rel, target, NULL, 0, st.st_mode & 07777);
-		} else if (S_ISREG(st.st_mode)) {
-			uint64_t size = 0;
-			r = hash_at(dirfd, de->d_name, hex, &size);
-			if (r == 0)
-				r = cvm_filelist_add(out, rel, NULL, hex, size, st.st_mode & 07777);
-		} else {
-			r = cvm_filelist_add(out, rel, "", NULL, 0, st.st_mode & 07777);
-		}
+	if (S_ISREG(st->st_mode)) {
+		r = hash_at(dirfd, name, hex, &size);
+		return r < 0 ? r : cvm_filelist_add(out, rel, NULL, hex, size, st->st_mode & 07777);
 	}
-	closedir(d);
-	return r;
+	return cvm_filelist_add(out, rel, "", NULL, 0, st->st_mode & 07777);
 }
 
 int cvm_tree_scan(int dirfd, struct cvm_filelist *out)
 {
-	int r = scan(dirfd, "", out);
+	int r = cvm_walk_at(dirfd, scan_one, out);
 
 	if (r == 0)
 		cvm_filelist_sort(out);

@@ -66,6 +66,7 @@ struct cvm_activate_opts {
 	bool adopt;			/* see struct cvm_switch */
 	char *const *files;		/* see struct cvm_switch */
 	size_t nfiles;
+	bool no_journal;		/* the undoing of a switch that was never journaled */
 	int argc;			/* the command line, for the journal */
 	char **argv;
 };
@@ -79,11 +80,20 @@ int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len);
 /*
  * Makes to (an installed id, or NULL to deactivate) the active version of
  * tk, then, unless no_smoke, runs the loader check and on its failure puts
- * the previous version back (-CVM_E_SMOKE). Idempotent: activating the
+ * the previous version back (-CVM_E_SMOKE). to's record is read first (a
+ * missing or broken one changes nothing); any error after the switch (the
+ * journal, the smoke test) also puts the previous version back. Idempotent: activating the
  * active version repairs what a crash may have left.
  */
 int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *to,
 		 const struct cvm_activate_opts *o);
+
+/*
+ * Under the store lock, before a command changes anything: a switch that a
+ * crash cut short between the active link and its journal line gets its
+ * line (journal.h, cvm_journal_repair). 0, or -errno (warned, not fatal).
+ */
+int cvm_activate_repair(struct cvm_ctx *ctx);
 
 /* Whether ldconfig should run: --no-ldconfig, or CUDNNVM_LDCONFIG set empty, say no. */
 bool cvm_ldconfig_wanted(bool no_ldconfig);

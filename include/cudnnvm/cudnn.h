@@ -10,7 +10,9 @@
 
 /*
  * Reads CUDNN_MAJOR, CUDNN_MINOR and CUDNN_PATCHLEVEL from header text
- * (cudnn_version.h from 8.x, cudnn.h before). 0 or -CVM_E_NOTFOUND.
+ * (cudnn_version.h from 8.x, cudnn.h before), as the preprocessor sees
+ * them: comments removed, continued lines joined (a define inside a comment
+ * is not one). 0, -CVM_E_NOTFOUND or -ENOMEM.
  */
 int cvm_cudnn_header_version(const char *text, size_t len, struct cvm_version *v);
 

@@ -25,9 +25,21 @@ struct cvm_entry_state {
 	char top[256];		/* the top folder, set by the first entry */
 	bool have_top;
 	enum cvm_layout layout;
+	unsigned long entries;	/* entries checked so far */
 	bool bundle;		/* set by the caller: a store bundle (bundle.c), whose
 				 * top folder is the id and whose .cudnnvm/ record files
 				 * are taken */
+};
+
+/*
+ * Bounds that no cuDNN archive comes near (the deepest name has 4 parts,
+ * the largest archive some hundred entries); each makes a hostile archive
+ * fail at once instead of after writing millions of objects.
+ */
+enum {
+	CVM_ENTRY_MAX_DEPTH = 32,	/* name components below the top folder */
+	CVM_ENTRY_MAX_COMPONENT = 255,	/* bytes of one component (NAME_MAX) */
+	CVM_ENTRY_MAX_ENTRIES = 4096,	/* entries of one archive */
 };
 
 /*

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* snprintf into buf; -ENAMETOOLONG on truncation. */
@@ -14,8 +15,37 @@ int cvm_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(p
 /* Creates every missing folder of path (relative to dirfd, or absolute). */
 int cvm_mkdir_p_at(int dirfd, const char *path, mode_t mode);
 
-/* Removes name below dirfd and everything under it, never following a symlink. */
+/*
+ * Removes name below dirfd and everything under it, never following a
+ * symlink. Iterative (cvm_walk_at): any depth, one descriptor at a time.
+ */
 int cvm_rm_rf_at(int dirfd, const char *name);
+
+/* What cvm_walk_at reports. */
+enum cvm_walk_event {
+	CVM_WALK_ENTRY,		/* not a folder: a file, a symlink, anything else */
+	CVM_WALK_DIR,		/* a folder, before its contents; the callback's 1 skips them */
+	CVM_WALK_DIR_DONE,	/* the same folder, after its contents */
+};
+
+/*
+ * Called for every object below the walk's top: dirfd is the folder that
+ * holds it (valid during the call only), name its name there, rel its path
+ * from the top ("a/b/c"), st its lstat. 0 goes on, 1 (CVM_WALK_DIR) skips
+ * the folder's contents, a negative code ends the walk with that code.
+ */
+typedef int (*cvm_walk_fn)(void *arg, int dirfd, const char *name, const char *rel,
+			   const struct stat *st, enum cvm_walk_event ev);
+
+/*
+ * Walks the tree below dirfd (its contents, not dirfd itself), depth first,
+ * each folder's names in readdir order, never following a symlink. The walk
+ * is iterative and holds one folder descriptor at a time whatever the depth:
+ * a folder's names are read, then it is left for a subfolder and re-entered
+ * through ".." (checked against its device and inode, -ESTALE when it moved).
+ * Returns 0, the callback's negative code, or -errno.
+ */
+int cvm_walk_at(int dirfd, cvm_walk_fn fn, void *arg);
 
 /* Atomically replaces name: temp file, write, fsync, rename, fsync dirfd. */
 int cvm_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
@@ -35,6 +65,13 @@ int cvm_fsync_dir(int dirfd);
  * out gets the resolved inner path. Every component must exist.
  */
 int cvm_resolve_in_root(const char *prefix, const char *inner, char *out, size_t outlen);
+
+/*
+ * path made absolute against the working folder, with "." and empty
+ * components dropped and ".." taken lexically (as a shell's cd does).
+ * 0, -ENAMETOOLONG, or -errno of getcwd.
+ */
+int cvm_abspath(const char *path, char *out, size_t outlen);
 
 /* Writes all of buf; -errno on error. */
 int cvm_write_all(int fd, const void *buf, size_t len);

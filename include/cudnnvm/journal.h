@@ -25,6 +25,24 @@ int cvm_journal_append(struct cvm_store *s, const char *cuda, const char *kind,
 		       const char *from, const char *to, int argc, char **argv);
 
 /*
+ * The line a switch is about to add, written first to
+ * history/cuda-<X.Y>.pending (atomic), and removed once the line is in the
+ * journal or the switch was undone. set: 0 or -errno (printed).
+ */
+int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *kind,
+			    const char *from, const char *to, int argc, char **argv);
+void cvm_journal_pending_clear(struct cvm_store *s, const char *cuda);
+
+/*
+ * Under the store lock: every pending line whose switch did happen (active()
+ * reports its destination for that toolkit) and is not the journal's last
+ * line is appended; then the pending file is removed. A crash between the
+ * switch and its journal line so costs nothing. 0 or -errno (printed).
+ */
+int cvm_journal_repair(struct cvm_store *s,
+		       int (*active)(struct cvm_store *s, const char *cuda, char *id, size_t len));
+
+/*
  * Reads every entry of the toolkit's journal (a missing journal is empty).
  * Malformed lines (a torn last line after a crash) are skipped. *out is
  * malloc'd (caller frees).

@@ -44,6 +44,12 @@ void cvm_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 extern volatile sig_atomic_t cvm_interrupted;
 void cvm_interrupts_catch(bool catch);
 
+/*
+ * cvm_err_mute(true) ... (false): errors in between print nothing and are
+ * not kept (a first attempt whose failure is retried, not reported). Nests.
+ */
+void cvm_err_mute(bool mute);
+
 /* The first error message printed, or NULL. */
 const char *cvm_err_first(void);
 

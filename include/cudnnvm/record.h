@@ -6,7 +6,8 @@
  * What install writes into versions/<id>/.cudnnvm/: record.json (what was
  * installed, from which archive, when) and files.sha256 (every regular file,
  * in sha256sum format, so `sha256sum -c` works in the version folder) plus
- * links (every symlink, "path -> target"). verify re-reads both.
+ * links (every symlink, "path<TAB>target"; the older "path -> target" is
+ * still read). verify re-reads both.
  */
 #include <stdbool.h>
 #include <stddef.h>

@@ -47,7 +47,7 @@ check "files.sha256 lists lib/libcudnn.so.8.9.7" grep -Eq '^[0-9a-f]{64}  (\./)?
 check "files.sha256 lists include/cudnn.h" grep -Eq '^[0-9a-f]{64}  (\./)?include/cudnn\.h$' "$V8/.cudnnvm/files.sha256"
 check "files.sha256 covers every regular file" test \
 	"$(grep -c . "$V8/.cudnnvm/files.sha256")" -eq "$(find "$V8" -path "$V8/.cudnnvm" -prune -o -type f -print | grep -c .)"
-check "links lists lib/libcudnn.so -> libcudnn.so.8" grep -Eq '^(\./)?lib/libcudnn\.so -> libcudnn\.so\.8$' "$V8/.cudnnvm/links"
+check "links lists lib/libcudnn.so<TAB>libcudnn.so.8" grep -Eq '^(\./)?lib/libcudnn\.so	libcudnn\.so\.8$' "$V8/.cudnnvm/links"
 check "links lists every symlink" test \
 	"$(grep -c . "$V8/.cudnnvm/links")" -eq "$(find "$V8" -type l | grep -c .)"
 assert_json 'd.get("id") == "'"$ID8"'" or d.get("version") == "8.9.7.29"' "record.json names the version" "$V8/.cudnnvm/record.json"

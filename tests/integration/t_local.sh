@@ -92,4 +92,15 @@ for kind in fifo link dir big; do
 done
 check "the link's target is unchanged" test "$(cat "$TEST_TMP/pin-target")" = 9.1.0
 
+# A FIFO in a parent folder (as in /tmp) is refused the same way, not waited on.
+mkdir -p "$HOSTILE/fifo/sub/dir"
+cd "$HOSTILE/fifo/sub/dir" || exit 1
+for c in "env --cuda 12.4" "exec --cuda 12.4 -- true"; do
+	eval "set -- $c"
+	CVM_TIMEOUT=60 cvm "$@"
+	assert_rc 2 "a FIFO .cudnn-version two folders up, $1: exit 2 (not a hang: 124)"
+	assert_err_contains "$HOSTILE/fifo/.cudnn-version" "a FIFO two folders up, $1: the file is named"
+done
+cd "$TEST_TMP/cwd/here" || exit 1
+
 finish

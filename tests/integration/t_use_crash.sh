@@ -5,7 +5,9 @@
 # use-finished. After the kill every cuDNN link of the toolkit that resolves
 # resolves into one version folder, the active version is whole in the
 # toolkit, and the next command repairs everything: no dangling link, the
-# journal parses, .staging and .trash are empty. (uninstall and adopt:
+# journal parses and its last destination is the active version (a line a
+# crash cut off is added from history/cuda-X.Y.pending), .staging and
+# .trash are empty. (uninstall and adopt:
 # t_uninstall_adopt_crash.sh)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
@@ -30,6 +32,9 @@ after_next() {
 	assert_uses "$TK11" 11.8 "$2" "$1: the links are those of $2"
 	assert_no_dangling "$TK11" "$1: no dangling link"
 	assert_journal "$1: the journal parses"
+	check "$1: the journal's last destination is $2, the active one" \
+		test "$(journal 11.8 | tail -n 1 | cut -d' ' -f3)" = "$2"
+	assert_absent "$STORE/history/cuda-11.8.pending" "$1: no switch left pending"
 	assert_store_clean "$1: .staging and .trash are empty"
 }
 

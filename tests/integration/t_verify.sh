@@ -1,7 +1,10 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # verify: re-hashes installed files against the record; a modified, missing
-# or extra file (or a changed symlink) is exit 3 naming it.
+# or extra file (or a changed symlink), a missing or broken record.json, is
+# exit 3 naming it; every version is checked even when one cannot be read;
+# a concurrent reinstall or uninstall is no damage; symlinks whose names
+# hold " -> " verify.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -114,12 +117,96 @@ open(p, "w").write("\n".join(lines))
 EOF
 cvm verify 8.9.7
 assert_rc 3 "a hash changed in files.sha256: verify exits 3"
-rm -f "$V8/.cudnnvm/record.json"
+reinstall
 cvm verify 8.9.7
-check "record.json missing: verify fails (exit 1 or 3)" test "$RC" = 1 -o "$RC" = 3
+assert_rc 0 "set-up: 8.9.7 verifies again"
+# record.json alone: missing, then unreadable, then naming another version
+cp "$V8/.cudnnvm/record.json" "$TEST_TMP/record.json"
+for how in missing unreadable other; do
+	case $how in
+	missing) rm -f "$V8/.cudnnvm/record.json" ;;
+	unreadable) printf '{"id": ' >"$V8/.cudnnvm/record.json" ;;
+	other) sed -e "s/$ID8/$(id_of 9.1.1.17 12)/" "$TEST_TMP/record.json" >"$V8/.cudnnvm/record.json" ;;
+	esac
+	cvm verify 8.9.7
+	assert_rc 3 "record.json $how (every other file intact): verify exits 3"
+	assert_err_contains "$ID8: record missing or unreadable: .cudnnvm/record.json" "record.json $how: verify names it"
+	assert_error_line "record.json $how: one error line"
+done
+# one version unreadable does not stop the others being checked
+rm -f "$V8/.cudnnvm/files.sha256"
+cvm verify
+assert_rc 3 "files.sha256 of 8.9.7 missing: verify (all) exits 3"
+assert_err_contains "$ID8: " "files.sha256 missing: 8.9.7 is reported"
+assert_output_contains "$(id_of 9.1.1.17 12): ok" "files.sha256 of 8.9.7 missing: 9.1.1 is still checked"
+assert_error_line "files.sha256 missing: one error line"
+cp "$TEST_TMP/record.json" "$V8/.cudnnvm/record.json"
 reinstall
 cvm verify
 assert_rc 0 "after restoring everything verify exits 0"
+
+# symlinks whose name or body holds " -> " (the old links file split them wrongly)
+ARROW=$(mkcudnn 9.2.0.82 12)
+python3 - "$ARROW" <<'EOF'
+import io, sys, tarfile
+p = sys.argv[1]
+with tarfile.open(p) as t:
+    members = [(m, t.extractfile(m).read() if m.isreg() else None) for m in t.getmembers()]
+top = members[0][0].name.split("/")[0]
+def link(name, target):
+    ti = tarfile.TarInfo(top + "/lib/" + name)
+    ti.type, ti.linkname, ti.mode = tarfile.SYMTYPE, target, 0o777
+    return (ti, None)
+members += [link("a -> b", "libcudnn.so.9"), link("arrow", "x -> y")]
+with tarfile.open(p, "w:xz", format=tarfile.PAX_FORMAT) as t:
+    for m, d in members:
+        t.addfile(m, io.BytesIO(d) if d is not None else None)
+EOF
+ID92=$(id_of 9.2.0.82 12)
+V92=$STORE/versions/$ID92
+cvm install 9.2.0 --cuda 12.4 --archive "$ARROW" --sha256 "$(sha256 "$ARROW")"
+assert_rc 0 "an archive with symlinks 'lib/a -> b' and 'lib/arrow' -> 'x -> y' installs"
+cvm verify 9.2.0
+assert_rc 0 "... and verifies"
+assert_symlink "$V92/lib/a -> b" libcudnn.so.9 "the link 'lib/a -> b' is as the archive has it"
+# a links file of the older format ("path -> body", read at the first arrow) is still read
+chmod u+w "$V92/.cudnnvm"
+grep -v -e '^lib/a -> b' -e '^lib/arrow' "$V92/.cudnnvm/links" | sed -e 's/\t/ -> /' >"$TEST_TMP/links.old"
+printf 'lib/arrow -> x -> y\n' >>"$TEST_TMP/links.old"
+cp "$TEST_TMP/links.old" "$V92/.cudnnvm/links"
+chmod u+w "$V92/lib"
+rm -f "$V92/lib/a -> b"
+cvm verify 9.2.0
+assert_rc 0 "a links file in the older ' -> ' format still verifies"
+cvm uninstall 9.2.0
+assert_rc 0 "set-up: 9.2.0 removed"
+
+# while another process reinstalls (install --force) or uninstalls, verify
+# reports no damage that is not there: a replaced version is read again, a
+# removed one skipped.
+(
+	for _ in $(seq 20); do
+		CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A8" --force >/dev/null 2>&1
+	done
+	CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" uninstall 8.9.7 >/dev/null 2>&1
+	touch "$TEST_TMP/writer.done"
+) &
+WRITER=$!
+CVM_BG_PIDS+=("$WRITER")
+false_damage=0 runs=0
+CVM_NO_AUTO=1 # the writer's work areas are not verify's
+while [ ! -e "$TEST_TMP/writer.done" ] || [ "$runs" -lt 3 ]; do
+	cvm verify
+	runs=$((runs + 1))
+	if [ "$RC" != 0 ]; then
+		false_damage=$((false_damage + 1))
+		diag "verify exit $RC: $(head -n 3 "$CVM_ERRF")"
+	fi
+done
+wait "$WRITER"
+CVM_NO_AUTO=0
+check "verify during 20 reinstalls and an uninstall ($runs runs): never a failure ($false_damage)" test "$false_damage" = 0
+reinstall
 
 # verify takes no lock (a reader) and changes nothing
 snapshot "$ROOT" >"$TEST_TMP/before.snap"
