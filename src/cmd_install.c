@@ -635,23 +635,6 @@ static void pipeline_restarted(void *arg)
 }
 
 /*
- * A dry run, once the archive is verified and its entries checked (or its
- * download described): what the extraction and the commit would make, and
- * install's report.
- */
-static int plan_install(struct cvm_ctx *ctx, struct install *in, const char *from, uint64_t size)
-{
-	char shown[4096];
-
-	snprintf(shown, sizeof(shown), "%s/versions/%s", ctx->store.display, in->id);
-	cvm_plan_describe(in->force && cvm_store_has(&ctx->store, in->id) ? "replace" : "create",
-			  shown, NULL, "(extracted from %s, %llu bytes)", cvm_safe(from),
-			  (unsigned long long)size);
-	cvm_modulefiles_refresh(ctx);
-	return report(ctx, in, false);
-}
-
-/*
  * --bundle: bundle.c does the transaction; the report is install's. From the
  * mirror (--prefer-bundles), the carried record must name the catalogue's
  * archive, and a bundle the mirror does not have is -CVM_E_NOTFOUND, quietly.
@@ -724,6 +707,29 @@ static int relink_active(struct cvm_ctx *ctx, const struct install *in, int argc
 	}
 	closedir(d);
 	return r;
+}
+
+/*
+ * A dry run, once the archive is verified and its entries checked (or its
+ * download described): what the extraction and the commit would make, and
+ * install's report.
+ */
+static int plan_install(struct cvm_ctx *ctx, struct install *in, const char *from, uint64_t size)
+{
+	char shown[4096];
+
+	snprintf(shown, sizeof(shown), "%s/versions/%s", ctx->store.display, in->id);
+	cvm_plan_describe(in->force && cvm_store_has(&ctx->store, in->id) ? "replace" : "create",
+			  shown, NULL, "(extracted from %s, %llu bytes)", cvm_safe(from),
+			  (unsigned long long)size);
+	cvm_modulefiles_refresh(ctx);
+	/* The toolkits it is active for would be linked again (from the tree installed now). */
+	if (in->force && cvm_store_has(&ctx->store, in->id)) {
+		int r = relink_active(ctx, in, 0, NULL);
+		if (r < 0)
+			return r;
+	}
+	return report(ctx, in, false);
 }
 
 /*

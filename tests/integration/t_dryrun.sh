@@ -155,6 +155,9 @@ assert_out_contains "would replace link /opt/cudnnvm/active/cuda-11.8 -> ../vers
 check "use --dry-run: a name both versions have (libcudnn.so.8) is not touched" test -z "$(grep '/lib64/libcudnn.so.8 ' "$CVM_OUTF")"
 dry "use of the active version" 0 use 8.9.7 --cuda 11.8 --no-smoke
 check "use --dry-run of the active version: nothing to change" test -z "$(grep '^would ' "$CVM_OUTF")"
+dry "install --force of the active version" 0 --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A897" --force
+assert_out_contains "would replace /opt/cudnnvm/versions/$ID897 " "install --force --dry-run of the active version: the version would be replaced"
+check "install --force --dry-run: its links are in order, none would change" test -z "$(grep '^would .* /usr/local/cuda-11.8/' "$CVM_OUTF")"
 
 # ---------------------------------------------------------------- rollback
 use_ok 8.9.6 --cuda 11.8 --no-smoke
