@@ -214,10 +214,8 @@ int cvm_do_write_file_at(int dirfd, const char *name, const void *buf, size_t le
 
 	if (!dry)
 		return cvm_write_file_at(dirfd, name, buf, len, mode);
-	/* The same bytes again change nothing a reader could tell. */
-	if (dirfd < 0 && dirfd != AT_FDCWD)
-		have = NULL;
-	else if (cvm_read_file_at(dirfd, name, len + 1, &have, &hl) < 0)
+	/* The same bytes again change nothing a reader could tell (dirfd -1: a folder not made). */
+	if ((dirfd >= 0 || dirfd == AT_FDCWD) && cvm_read_file_at(dirfd, name, len + 1, &have, &hl) < 0)
 		have = NULL;
 	if (!have || hl != len || memcmp(have, buf, len))
 		cvm_plan_describe("write", shown, NULL, "(%zu bytes)", len);

@@ -46,11 +46,11 @@ int cvm_do_mkdir_at(int dirfd, const char *name, mode_t mode, const char *shown)
 int cvm_do_mkdir_p(const char *host, mode_t mode, const char *shown_root);
 /* A new symlink name -> target (symlinkat). */
 int cvm_do_symlink_at(int dirfd, const char *target, const char *name, const char *shown);
-/* Creates or atomically replaces the symlink name -> target. */
+/* Creates or atomically replaces the symlink name -> target; an equal one is not described. */
 int cvm_do_symlink_replace_at(int dirfd, const char *target, const char *name, const char *shown);
 /* Removes a file or link; a missing one is 0. */
 int cvm_do_unlink_at(int dirfd, const char *name, const char *shown);
-/* Writes a whole file atomically (cvm_write_file_at). */
+/* Writes a whole file atomically (cvm_write_file_at); the same bytes again are not described. */
 int cvm_do_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
 			 const char *shown);
 /* Hard link (a backup): linkat of from to to (both host paths). */
