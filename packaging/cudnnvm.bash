@@ -4,7 +4,7 @@
 # (with the --root/--store/--manifests/--user given on the line), through its
 # --json output.
 
-_cudnnvm_commands="install fetch cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which prefix modulefiles help"
+_cudnnvm_commands="install fetch cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which ps prefix modulefiles help"
 _cudnnvm_globals="--root --store --manifests --mirror --user --no-wait --lock-timeout --json --quiet --verbose -q -v --help --version"
 _cudnnvm_platforms="linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-x86_64 windows-arm64"
 
@@ -19,11 +19,12 @@ _cudnnvm_options() {
 	uninstall) o="--cuda --platform --force --dry-run" ;;
 	use | rollback) o="--cuda --no-smoke --no-ldconfig --dry-run" ;;
 	adopt) o="--cuda --no-ldconfig --dry-run" ;;
-	env) o="--cuda --shell" ;;
+	env) o="--cuda --shell --force" ;;
+	exec) o="--cuda --force" ;;
 	smoke) o="--cuda --no-gpu --device --all-devices" ;;
 	modulefiles) o="--format --default" ;;
 	export) o="--cuda --format" ;;
-	verify | current | history | exec | which | prefix) o="--cuda" ;;
+	verify | current | history | which | prefix) o="--cuda" ;;
 	*) o="" ;;
 	esac
 	echo "$o --json --quiet --verbose"

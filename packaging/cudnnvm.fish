@@ -150,6 +150,7 @@ complete -c cudnnvm -n __cudnnvm_needs_cmd -a smoke -d 'the GPU smoke test of wh
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a doctor -d 'every cuDNN copy, which one loads, what is wrong'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a toolkits -d 'the CUDA toolkits found'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a which -d 'the cuDNN library a toolkit\'s programs load'
+complete -c cudnnvm -n __cudnnvm_needs_cmd -a ps -d 'running processes that map cuDNN'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a prefix -d 'the folder of an installed version'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a modulefiles -d 'write Lmod/Tcl modulefiles'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a local -d 'pin a version for this folder (.cudnn-version)'
@@ -176,6 +177,7 @@ complete -c cudnnvm -n '__cudnnvm_is install' -l jobs -x -d 'decoder threads'
 complete -c cudnnvm -n '__cudnnvm_is install' -l verify-first -d 'hash the whole archive before decoding'
 complete -c cudnnvm -n '__cudnnvm_is install' -l offline -d 'never touch the network'
 complete -c cudnnvm -n '__cudnnvm_is install' -l use -d 'activate it afterwards'
+complete -c cudnnvm -n '__cudnnvm_is env exec' -l force -d 'even a version whose last smoke test failed'
 
 complete -c cudnnvm -n '__cudnnvm_is cache; and __cudnnvm_first_arg' -a 'list clean'
 complete -c cudnnvm -n '__cudnnvm_is cache' -l all -d everything

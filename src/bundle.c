@@ -30,6 +30,8 @@
 #include "cudnnvm/journal.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/record.h"
+#include "cudnnvm/release.h"
+#include "cudnnvm/ccgate.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/version.h"
 
@@ -446,6 +448,22 @@ int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
 		r = cvm_err(-CVM_E_LAYOUT, "bundle '%s': its headers are not of cuDNN %s",
 			    cvm_safe(path), cvm_safe(rec.version));
 		goto out;
+	}
+	/* One release per version, as install of an archive checks it (release.h). */
+	if (!tree.windows && rec.release) {
+		struct cvm_release_odd *odd = NULL;
+		size_t nodd = 0;
+		r = cvm_release_check(sfd, rec.release, &odd, &nodd);
+		if (r < 0)
+			r = cvm_err(r, "bundle '%s': cannot read its libraries: %s", cvm_safe(path),
+				    strerror(-r));
+		else if (nodd)
+			r = cvm_release_refuse(path, rec.release, odd, nodd);
+		free(odd);
+		if (r < 0)
+			goto out;
+		if (!rec.archs.known)
+			cvm_ccgate_scan(sfd, &rec.archs);
 	}
 	/* The carried record, with where this copy came from and when. */
 	free(rec.installed_by);

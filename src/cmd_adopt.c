@@ -31,6 +31,8 @@
 #include "cudnnvm/out.h"
 #include "cudnnvm/plan.h"
 #include "cudnnvm/record.h"
+#include "cudnnvm/release.h"
+#include "cudnnvm/ccgate.h"
 #include "cudnnvm/store.h"
 
 struct found {
@@ -264,6 +266,25 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const c
 	r = cvm_cudnn_check_tree(sfd, tk->display, &tree);
 	if (r < 0)
 		goto out;
+	/* One release per version: the copy in the toolkit must not mix releases. */
+	{
+		struct cvm_release_odd *odd = NULL;
+		size_t nodd = 0;
+		r = cvm_release_check(sfd, release, &odd, &nodd);
+		if (r < 0)
+			r = cvm_err(r, "cannot read the libraries in '%s': %s", cvm_safe(lib),
+				    strerror(-r));
+		else if (nodd)
+			r = cvm_release_refuse(lib, release, odd, nodd);
+		free(odd);
+		if (r < 0)
+			goto out;
+	}
+	r = cvm_ccgate_scan(sfd, &rec.archs);
+	if (r < 0) {
+		r = cvm_err(r, "cannot read the libraries in '%s': %s", cvm_safe(lib), strerror(-r));
+		goto out;
+	}
 	snprintf(from, sizeof(from), "adopted from %s", tk->display);
 	rec.id = (char *)id;
 	rec.version = (char *)release;

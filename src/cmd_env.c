@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,10 +66,12 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "cuda", required_argument, NULL, 'c' },
 		{ "shell", required_argument, NULL, 's' },
+		{ "force", no_argument, NULL, 'f' },
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	const char *cuda = NULL, *shell = "sh";
+	bool force = false;
 	char id[160], dir[PATH_MAX], val[PATH_MAX + 16];
 	int c, r;
 
@@ -81,6 +84,9 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 			break;
 		case 's':
 			shell = optarg;
+			break;
+		case 'f':
+			force = true;
 			break;
 		default:
 			return cvm_usage_bad_option("env", argv);
@@ -95,6 +101,8 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 			       sizeof(dir));
 	if (r == 0)
 		r = cvm_store_check_safe(&ctx->store, id);
+	if (r == 0)
+		r = cvm_select_check_smoke(ctx, "env", id, force);
 	if (r < 0)
 		return r;
 	if (cvm_out.json)

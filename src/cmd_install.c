@@ -36,6 +36,8 @@
 #include "cudnnvm/out.h"
 #include "cudnnvm/plan.h"
 #include "cudnnvm/record.h"
+#include "cudnnvm/release.h"
+#include "cudnnvm/ccgate.h"
 #include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -321,6 +323,23 @@ static int check_content(int dirfd, struct install *in, const char *staged, stru
 	}
 	(void)staged;
 	return 0;
+}
+
+/* One release per version (release.h): a mixed copy is refused, exit 3. */
+static int check_release(int dirfd, const struct install *in)
+{
+	struct cvm_release_odd *odd = NULL;
+	size_t n = 0;
+	int r;
+
+	r = cvm_release_check(dirfd, in->release, &odd, &n);
+	if (r < 0)
+		return cvm_err(r, "cannot read the libraries of '%s': %s", cvm_safe(in->archive),
+			       strerror(-r));
+	if (n)
+		r = cvm_release_refuse(in->archive, in->release, odd, n);
+	free(odd);
+	return r;
 }
 
 /* install's JSON document (NULL on ENOMEM; the caller frees it). */
@@ -1070,6 +1089,10 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	else if (getrusage(RUSAGE_SELF, &ru) == 0)
 		cvm_verbose("peak memory: %ld MiB", ru.ru_maxrss >> 10);
 	r = check_content(sfd, in, staged, &tree);
+	if (r == 0 && !tree.windows)
+		r = check_release(sfd, in);
+	if (r == 0 && !tree.windows)
+		r = cvm_ccgate_scan(sfd, &rec.archs);
 	if (r < 0)
 		goto out;
 

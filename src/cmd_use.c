@@ -60,8 +60,7 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	if (r < 0)
 		return r;
 	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
-	r = cvm_store_resolve(&ctx->store, spec, tk.major, cuda, cvm_host_platform(), id,
-			      sizeof(id));
+	r = cvm_select_resolve(ctx, spec, tk.major, cuda, id, sizeof(id));
 	if (r < 0)
 		goto out;
 	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)

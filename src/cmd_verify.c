@@ -14,6 +14,7 @@
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/record.h"
+#include "cudnnvm/release.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/trust.h"
 #include "cudnnvm/version.h"
@@ -51,8 +52,10 @@ static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool 
 		       struct stat *ident, size_t *nfiles)
 {
 	struct cvm_filelist want = { 0 }, have = { 0 };
+	struct cvm_release_odd *odd = NULL;
 	struct cvm_record rec = { 0 };
-	size_t i = 0, j = 0;
+	size_t i = 0, j = 0, nodd = 0;
+	bool have_rec = false;
 	int fd, r, bad = 0;
 
 	fd = cvm_store_open_version(&ctx->store, id);
@@ -68,6 +71,7 @@ static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool 
 	cvm_err_mute(false);
 	if (r == 0 && strcmp(rec.id, id))
 		r = -CVM_E_MANIFEST;
+	have_rec = r == 0;
 	if (r < 0) {
 		if (report)
 			problem(arr, id, "record missing or unreadable", ".cudnnvm/record.json");
@@ -111,6 +115,18 @@ static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool 
 			problem(arr, id, "writable by others", have.v[j].path);
 		bad++;
 	}
+	/* One release per version: versions installed before install checked it. */
+	if (have_rec && rec.release && cvm_release_check(fd, rec.release, &odd, &nodd) == 0) {
+		for (size_t k = 0; k < nodd; k++) {
+			char what[512];
+			snprintf(what, sizeof(what), "%s is cuDNN %s (%s), not %s", odd[k].path,
+				 odd[k].found, odd[k].how, rec.release);
+			if (report)
+				problem(arr, id, "mixed release", what);
+			bad++;
+		}
+	}
+	free(odd);
 	r = bad;
 	*nfiles = want.n;
 out:

@@ -19,6 +19,9 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/proc.h"
+#include "cudnnvm/ccgate.h"
+#include "cudnnvm/procmap.h"
+#include "cudnnvm/record.h"
 #include "cudnnvm/smoke.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -482,6 +485,124 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 	}
 }
 
+/*
+ * Each GPU's compute capability (nvidia-smi) against the device code of the
+ * version active for each toolkit, as its record has it (ccgate.h).
+ */
+static void check_gpus(struct report *rp, const struct cvm_toolkit *t, size_t nt)
+{
+	char prog[PATH_MAX], buf[8192];
+	char *argv[] = { prog, (char *)"--query-gpu=index,name,compute_cap",
+			 (char *)"--format=csv,noheader", NULL };
+
+	if (rp->ctx->store.fd < 0 || find_trusted("nvidia-smi", prog, sizeof(prog)) < 0 ||
+	    capture(argv, buf, sizeof(buf)) != 0)
+		return;
+	for (size_t i = 0; i < nt; i++) {
+		struct cvm_record rec = { 0 };
+		char cuda[16], id[160], have[512];
+		int fd;
+		cvm_toolkit_name(&t[i], cuda, sizeof(cuda));
+		if (cvm_active_get(&rp->ctx->store, cuda, id, sizeof(id)) < 0)
+			continue;
+		fd = cvm_store_open_version(&rp->ctx->store, id);
+		if (fd < 0)
+			continue;
+		if (cvm_record_read(fd, id, &rec) < 0) {
+			close(fd);
+			continue;
+		}
+		close(fd);
+		cvm_ccgate_format(&rec.archs, have, sizeof(have));
+		for (char *line = buf, *next; line && *line; line = next) {
+			char why[600], fix[700], name[256] = "?";
+			int dev = -1, major = 0, minor = 0;
+			char *cc, *comma;
+			next = strchr(line, '\n');
+			if (next)
+				*next++ = '\0';
+			/* "0, NVIDIA B200, 10.0": the name may hold commas, the ends do not. */
+			cc = strrchr(line, ',');
+			comma = strchr(line, ',');
+			if (!cc || cc == comma || sscanf(line, "%d", &dev) != 1 ||
+			    sscanf(cc + 1, " %d.%d", &major, &minor) != 2)
+				continue;
+			{
+				const char *b = comma + 1;
+				while (b < cc && *b == ' ')
+					b++;
+				snprintf(name, sizeof(name), "%.*s", (int)(cc - b), b);
+			}
+			if (!cvm_ccgate_check(&rec.archs, rec.cudnn_version,
+					      rec.cuda_major >= 13 ? 13000 : 0, major, minor, why,
+					      sizeof(why)))
+				continue;
+			snprintf(fix, sizeof(fix), "install a cuDNN build whose device code serves %d.%d "
+				 "(sm_%d%d, or PTX of an older architecture) and 'cudnnvm use' it",
+				 major, minor, major, minor);
+			problem(rp, fix, "GPU %d (%s) has compute capability %d.%d, %s: cuDNN %s, active "
+				"for CUDA %s%s", dev, cvm_safe(name), major, minor, why, id, cuda,
+				rec.archs.known ? "" : " (its device code was not read: the table of "
+				"docs/cudnn-facts.md says so)");
+		}
+		cvm_record_release(&rec);
+	}
+}
+
+/* Running processes that mix copies or map a version no toolkit has active (procmap.h). */
+static void check_processes(struct report *rp, cvm_json *json)
+{
+	struct cvm_proc_cudnn *v = NULL;
+	size_t n = 0, unreadable = 0, shown_n = 0;
+	cvm_json *jp = json ? cvm_json_array() : NULL;
+	struct cvm_store *st = rp->ctx->store.fd >= 0 ? &rp->ctx->store : NULL;
+
+	if (cvm_procmap_scan(st, rp->ctx->root, &v, &n, &unreadable) < 0) {
+		unchecked(rp, "running processes", "cannot read /proc");
+		cvm_json_free(jp);
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct cvm_proc_cudnn *p = &v[i];
+		char copies[1024] = "", fix[1200];
+		size_t off = 0;
+		for (size_t k = 0; k < p->ng && off < sizeof(copies); k++)
+			off += (size_t)snprintf(copies + off, sizeof(copies) - off, "%s%s %s",
+						k ? ", " : "", p->g[k].kind, p->g[k].copy);
+		if (jp) {
+			cvm_json *o = cvm_json_object();
+			cvm_json_set(o, "pid", cvm_json_integer(p->pid));
+			cvm_json_set(o, "command", cvm_json_string(p->command));
+			cvm_json_set(o, "copies", cvm_json_string(copies));
+			cvm_json_set(o, "mixed", cvm_json_bool(p->mixed));
+			cvm_json_set(o, "not_active", cvm_json_bool(p->not_active));
+			cvm_json_append(jp, o);
+		}
+		if (!p->mixed && !p->not_active)
+			continue;
+		if (!json && !shown_n++)
+			cvm_info("Processes:");
+		if (p->mixed) {
+			snprintf(fix, sizeof(fix), "restart PID %ld with one copy on its loader path: "
+				 "take the others out of LD_LIBRARY_PATH, or run it through 'cudnnvm exec' "
+				 "with the version its Python package carries", (long)p->pid);
+			problem(rp, fix, "PID %ld (%s) maps %zu cuDNN copies: %s", (long)p->pid,
+				cvm_safe(p->command), p->ng, cvm_safe(copies));
+		} else {
+			snprintf(fix, sizeof(fix), "restart PID %ld after 'cudnnvm use' of the version it "
+				 "needs, or leave it if it runs through 'cudnnvm exec' on purpose",
+				 (long)p->pid);
+			problem(rp, fix, "PID %ld (%s) maps %s, which no toolkit has active", (long)p->pid,
+				cvm_safe(p->command), cvm_safe(copies));
+		}
+	}
+	if (unreadable && !rp->ctx->root[0] && geteuid() != 0)
+		unchecked(rp, "the cuDNN files other users' processes map", "their maps need root");
+	if (json)
+		cvm_json_set(json, "processes", jp);
+	cvm_procmap_free(v, n);
+}
+
 int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 {
 	struct report rp = { .ctx = ctx };
@@ -628,6 +749,8 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		if (o)
 			cvm_json_append(jtk, o);
 	}
+	check_gpus(&rp, t, nt);
+	check_processes(&rp, json);
 	cvm_trust_skipped_json(json);
 	if (!json && rp.problems)
 		cvm_info("%zu problem%s found", rp.problems, rp.problems == 1 ? "" : "s");

@@ -111,15 +111,23 @@ static const struct command commands[] = {
 	  "  --cuda X.Y           only this toolkit's journal\n",
 	  "cudnnvm history --cuda 11.8" },
 	{ "env", cvm_cmd_env, CVM_CMD_STORE, "print the environment that selects a version",
-	  "env [VERSION] [--cuda X.Y] [--shell sh|fish|pwsh]",
+	  "env [VERSION] [--cuda X.Y] [--shell sh|fish|pwsh] [--force]",
 	  CUDA_OPT
 	  "  --shell SH           sh (also bash, zsh), fish or pwsh (default sh)\n"
-	  "VERSION left out: .cudnn-version, else the version active for the toolkit.\n",
+	  "  --force              even a version whose last smoke test failed\n"
+	  "VERSION left out: .cudnn-version, else the version active for the toolkit. Of several\n"
+	  "builds that match, the active one wins, then one whose last smoke test passed, then\n"
+	  "the newest (-v says which and why). A version whose last smoke test failed is refused\n"
+	  "(exit 4) unless --force.\n",
 	  "eval \"$(cudnnvm --user env 9.1 --cuda 12.4)\"" },
 	{ "exec", cvm_cmd_exec, CVM_CMD_STORE, "run a command with a version selected",
-	  "exec [VERSION] [--cuda X.Y] -- CMD [ARGS...]",
+	  "exec [VERSION] [--cuda X.Y] [--force] -- CMD [ARGS...]",
 	  CUDA_OPT
-	  "Exits with CMD's status; 127 when CMD is not found, 126 when it cannot be run.\n",
+	  "  --force              even a version whose last smoke test failed\n"
+	  "Exits with CMD's status; 127 when CMD is not found, 126 when it cannot be run.\n"
+	  "The version is chosen as env chooses it (a failed last smoke test: exit 4 unless\n"
+	  "--force). When CMD would load cuDNN from elsewhere first (LD_PRELOAD, or a Python\n"
+	  "package's own copy under site-packages/nvidia/cudnn), it is said once on stderr.\n",
 	  "cudnnvm exec 8.9.7 --cuda 11.8 -- python train.py" },
 	{ "local", cvm_cmd_local, 0, "pin a version for this folder (.cudnn-version)",
 	  "local VERSION",
@@ -159,6 +167,13 @@ static const struct command commands[] = {
 	  "which [--cuda X.Y]",
 	  CUDA_OPT,
 	  "cudnnvm which --cuda 12.4" },
+	{ "ps", cvm_cmd_ps, CVM_CMD_STORE, "running processes that map cuDNN, and the copies they map",
+	  "ps",
+	  "Every process whose maps hold a libcudnn* file: its PID, command and the files grouped\n"
+	  "by copy (store version, toolkit, wheel, conda env, system folder, unknown). A process\n"
+	  "mapping more than one copy is flagged MIXED; a store version no toolkit has active,\n"
+	  "NOT ACTIVE. Without root only your own processes can be read (the others are counted).\n",
+	  "cudnnvm ps --json" },
 	{ "prefix", cvm_cmd_prefix, CVM_CMD_STORE, "the folder of an installed version",
 	  "prefix [VERSION] [--cuda X.Y]",
 	  CUDA_OPT

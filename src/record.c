@@ -114,6 +114,16 @@ int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_fil
 	e |= set_str(o, "installed_by", r->installed_by);
 	e |= set_str(o, "bundle", r->bundle);
 	e |= set_str(o, "bundle_sha256", r->bundle_sha256[0] ? r->bundle_sha256 : NULL);
+	if (r->archs.known) {
+		cvm_json *a = cvm_json_array(), *p = cvm_json_array();
+		for (size_t i = 0; a && i < r->archs.n; i++)
+			e |= cvm_json_append(a, cvm_json_integer(r->archs.sm[i]));
+		for (size_t i = 0; p && i < r->archs.nptx; i++)
+			e |= cvm_json_append(p, cvm_json_integer(r->archs.ptx[i]));
+		e |= cvm_json_set(o, "archs", a);
+		e |= cvm_json_set(o, "ptx_archs", p);
+		e |= cvm_json_set(o, "ptx", cvm_json_bool(r->archs.nptx > 0));
+	}
 	if (e) {
 		e = -ENOMEM;
 		goto out;
@@ -148,6 +158,23 @@ static char *dup_str(const cvm_json *o, const char *key)
 	const char *s = cvm_json_str(cvm_json_get(o, key));
 
 	return s ? strdup(s) : NULL;
+}
+
+/* "archs" and "ptx_archs" (written from the files at install; absent before). */
+static void read_archs(const cvm_json *o, struct cvm_archs *a)
+{
+	const cvm_json *sm = cvm_json_get(o, "archs"), *ptx = cvm_json_get(o, "ptx_archs");
+	int64_t v;
+
+	if (!cvm_json_is_array(sm))
+		return;
+	a->known = true;
+	for (size_t i = 0; i < cvm_json_len(sm) && a->n < CVM_ARCHS_MAX; i++)
+		if (cvm_json_int(cvm_json_at(sm, i), &v) == 0 && v > 0 && v < 10000)
+			a->sm[a->n++] = (unsigned)v;
+	for (size_t i = 0; cvm_json_is_array(ptx) && i < cvm_json_len(ptx) && a->nptx < CVM_ARCHS_MAX; i++)
+		if (cvm_json_int(cvm_json_at(ptx, i), &v) == 0 && v > 0 && v < 10000)
+			a->ptx[a->nptx++] = (unsigned)v;
 }
 
 int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
@@ -191,6 +218,7 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 		r->archive_size = (uint64_t)n;
 	if (cvm_json_int(cvm_json_get(o, "installed_at"), &n) == 0)
 		r->installed_at = n;
+	read_archs(o, &r->archs);
 	sha = cvm_json_str(cvm_json_get(o, "archive_sha256"));
 	if (sha)
 		snprintf(r->archive_sha256, sizeof(r->archive_sha256), "%s", sha);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cudnnvm/activate.h"
@@ -14,6 +15,7 @@
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/select.h"
+#include "cudnnvm/smokelog.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
 #include "cudnnvm/version.h"
@@ -169,6 +171,110 @@ int cvm_pin_spec(const char *cmd, const char *given, char *buf, size_t len, cons
 	return 0;
 }
 
+/* Whether toolkit (or, NULL, any toolkit) has id active. */
+static bool is_active(struct cvm_store *s, const char *id, const char *toolkit)
+{
+	char buf[256];
+	size_t tl;
+
+	if (cvm_store_active_for(s, id, buf, sizeof(buf)) < 0 || !buf[0])
+		return false;
+	if (!toolkit)
+		return true;
+	tl = strlen(toolkit);
+	for (const char *p = buf; *p; p += strcspn(p, ",") + (p[strcspn(p, ",")] ? 1 : 0)) {
+		while (*p == ' ')
+			p++;
+		if (!strncmp(p, toolkit, tl) && (!p[tl] || p[tl] == ','))
+			return true;
+	}
+	return false;
+}
+
+static int smoke_rank(enum cvm_smoke_result r)
+{
+	return r == CVM_SMOKE_PASSED ? 3 : r == CVM_SMOKE_SKIPPED ? 2 : r == CVM_SMOKE_NONE ? 1 : 0;
+}
+
+size_t cvm_select_best(struct cvm_store *s, char **ids, size_t n, const char *toolkit,
+		       char *why, size_t why_len)
+{
+	size_t best = 0;
+	int best_a = -1, best_s = -1;
+
+	snprintf(why, why_len, "the only build that matches");
+	if (n < 2)
+		return 0;
+	/* ids are newest first: on a tie the earlier one wins. */
+	for (size_t i = 0; i < n; i++) {
+		struct cvm_smokelog l;
+		int a = is_active(s, ids[i], toolkit);
+		cvm_smokelog_read(s, ids[i], &l);
+		int k = smoke_rank(l.result);
+		if (a > best_a || (a == best_a && k > best_s)) {
+			best = i;
+			best_a = a;
+			best_s = k;
+		}
+	}
+	if (best_a > 0)
+		snprintf(why, why_len, "it is the active one%s%s", toolkit ? " for CUDA " : "",
+			 toolkit ? toolkit : "");
+	else if (best != 0)
+		snprintf(why, why_len, "its last smoke test %s, and newer builds' did not",
+			 best_s == 3 ? "passed" : best_s == 2 ? "passed its loader part" : "is not a failure");
+	else
+		snprintf(why, why_len, "none is active, so the newest (its last smoke test: %s)",
+			 best_s == 3 ? "passed" : best_s == 2 ? "loader part passed" :
+			 best_s == 1 ? "never run" : "failed");
+	return best;
+}
+
+int cvm_select_resolve(struct cvm_ctx *ctx, const char *spec, int cuda_major, const char *cuda,
+		       char *id, size_t len)
+{
+	char **ids = NULL, why[160];
+	size_t n = 0, b;
+	int r;
+
+	r = cvm_store_match(&ctx->store, spec, cuda_major, cvm_host_platform(), &ids, &n);
+	if (r < 0 || !n) {
+		cvm_strv_free(ids, n);
+		return cvm_store_resolve(&ctx->store, spec, cuda_major, cuda, cvm_host_platform(), id,
+					 len);
+	}
+	b = cvm_select_best(&ctx->store, ids, n, cuda, why, sizeof(why));
+	if (n > 1)
+		cvm_verbose("cuDNN %s matches %zu builds; %s wins: %s", spec, n, ids[b], why);
+	r = cvm_fmt(id, len, "%s", ids[b]);
+	cvm_strv_free(ids, n);
+	return r;
+}
+
+int cvm_select_check_smoke(struct cvm_ctx *ctx, const char *cmd, const char *id, bool force)
+{
+	struct cvm_smokelog l;
+	char when[64] = "?";
+	time_t t;
+	struct tm tm;
+
+	cvm_smokelog_read(&ctx->store, id, &l);
+	if (l.result != CVM_SMOKE_FAILED)
+		return 0;
+	t = (time_t)l.time;
+	if (gmtime_r(&t, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M UTC", &tm);
+	if (force) {
+		cvm_warn("%s: cuDNN %s failed its last smoke test (%s): %s; going on (--force)", cmd, id,
+			 when, cvm_safe(l.reason[0] ? l.reason : "no reason recorded"));
+		return 0;
+	}
+	return cvm_err(-CVM_E_SMOKE, "%s: cuDNN %s failed its last smoke test (%s%s%s): %s; fix it "
+		       "and run 'cudnnvm smoke' again, or pass --force", cmd, id, when,
+		       l.toolkit[0] ? ", CUDA " : "", l.toolkit,
+		       cvm_safe(l.reason[0] ? l.reason : "no reason recorded"));
+}
+
 int cvm_select_version(struct cvm_ctx *ctx, const char *spec, const char *cuda, char *id,
 		       size_t id_len, char *dir, size_t dir_len)
 {
@@ -224,8 +330,7 @@ int cvm_select_version(struct cvm_ctx *ctx, const char *spec, const char *cuda, 
 		}
 	} else if (have_tk) {
 		cvm_toolkit_name(&tk, name, sizeof(name));
-		r = cvm_store_resolve(&ctx->store, spec, tk.major, name, cvm_host_platform(), id,
-				      id_len);
+		r = cvm_select_resolve(ctx, spec, tk.major, name, id, id_len);
 		if (r < 0)
 			goto out;
 	} else {
@@ -250,7 +355,11 @@ int cvm_select_version(struct cvm_ctx *ctx, const char *spec, const char *cuda, 
 			}
 			m0 = m;
 		}
-		r = cvm_fmt(id, id_len, "%s", ids[0]);
+		char why[160];
+		size_t b = cvm_select_best(&ctx->store, ids, n, NULL, why, sizeof(why));
+		if (n > 1)
+			cvm_verbose("cuDNN %s matches %zu builds; %s wins: %s", spec, n, ids[b], why);
+		r = cvm_fmt(id, id_len, "%s", ids[b]);
 		if (r < 0)
 			goto out;
 	}

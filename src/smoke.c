@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The smoke test's parent side: file checks, the child, and the verdict. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,22 +14,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cudnnvm/activate.h"
+#include "cudnnvm/ccgate.h"
 #include "cudnnvm/cudnn.h"
+#include "cudnnvm/elfinfo.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/proc.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/smoke.h"
+#include "cudnnvm/smokelog.h"
 #include "cudnnvm/trust.h"
 
 /* What one run found; the child's "key value" lines. */
 struct run {
-	char out[16384];
+	char out[65536];	/* the child's lines and what cuDNN wrote to stderr */
 	int status;		/* wait status, or -ETIMEDOUT / -errno */
+	bool log_shown;		/* cuDNN's own lines were printed */
 };
 
 static const char *get(const struct run *res, const char *key, char *val, size_t len);
+static void show_log(struct run *res);
 
 static double timeout_s(void)
 {
@@ -101,8 +108,9 @@ static int trusted_to_load(const char *lib, const char *dir)
 int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
 		    size_t len)
 {
+	/* Only the version: loading every sub-library is the smoke test's part. */
 	char *argv[] = { (char *)"/proc/self/exe", (char *)"__smoke-child", (char *)lib, (char *)"/",
-			 (char *)"--no-gpu", NULL };
+			 (char *)"--no-gpu", (char *)"--no-subs", NULL };
 	char dir[PATH_MAX], val[64], *slash;
 	struct run *res = malloc(sizeof(*res));
 	int r = -CVM_E_SMOKE;
@@ -146,6 +154,89 @@ static const char *get(const struct run *res, const char *key, char *val, size_t
 	return NULL;
 }
 
+/* The child's keys: any other line is what cuDNN or the loader wrote (its stderr). */
+static bool is_key_line(const char *p)
+{
+	static const char *const keys[] = { "error", "path", "version", "cudart", "cudart_path",
+					    "gpu_skip", "driver", "devices", "ran", "mapped", "sub",
+					    "sub_error" };
+	size_t n = strcspn(p, " \n");
+
+	if (!strncmp(p, "dev", 3) && isdigit((unsigned char)p[3]))
+		return true;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (strlen(keys[i]) == n && !strncmp(p, keys[i], n))
+			return true;
+	return false;
+}
+
+/* cuDNN's own lines, once, under the step that failed. */
+static void show_log(struct run *res)
+{
+	bool head = false;
+
+	if (!res || res->log_shown || cvm_out.json)
+		return;
+	res->log_shown = true;
+	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		char line[1024];
+		size_t n = strcspn(p, "\n");
+		if (!n || is_key_line(p))
+			continue;
+		if (!head)
+			cvm_info("  cuDNN and the loader said:");
+		head = true;
+		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), p);
+		cvm_info("    %s", cvm_safe(line));
+	}
+}
+
+/*
+ * The sub-libraries the child loaded by name: each must load and be of the
+ * release the dispatcher reports (elfinfo.h); names the odd one.
+ */
+static int check_subs(const struct run *res, unsigned long libv)
+{
+	char want[32], found[32];
+
+	cvm_elf_version_str(libv, want, sizeof(want));
+	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		char name[128], path[PATH_MAX], rest[1024];
+		size_t n = strcspn(p, "\n");
+		struct cvm_elf_info e;
+		if (!strncmp(p, "sub_error ", 10)) {
+			if (sscanf(p + 10, "%127s", name) != 1)
+				continue;
+			snprintf(rest, sizeof(rest), "%.*s", (int)(n > 10 + strlen(name) + 1 ?
+				 n - 10 - strlen(name) - 1 : 0), p + 10 + strlen(name) + 1);
+			return cvm_err(-CVM_E_SMOKE, "smoke test: %s does not load: %s", cvm_safe(name),
+				       cvm_safe(rest));
+		}
+		if (strncmp(p, "sub ", 4) || sscanf(p + 4, "%127s", name) != 1 ||
+		    n <= 4 + strlen(name) + 1)
+			continue;
+		snprintf(path, sizeof(path), "%.*s", (int)(n - 4 - strlen(name) - 1),
+			 p + 4 + strlen(name) + 1);
+		if (cvm_elf_read_at(AT_FDCWD, path, &e) < 0)
+			continue;
+		/* The file itself, not the toolkit's link to it. */
+		char real[PATH_MAX];
+		if (realpath(path, real))
+			snprintf(path, sizeof(path), "%s", real);
+		if (e.check_version && libv >= 90000 && e.check_version != libv) {
+			cvm_elf_version_str(e.check_version, found, sizeof(found));
+			return cvm_err(-CVM_E_SMOKE, "smoke test: %s (%s) is cuDNN %s (%s), the rest is "
+				       "cuDNN %s: a copy that mixes releases", cvm_safe(name),
+				       cvm_safe(path), found, e.check_sym, want);
+		}
+		if (e.tag[0] && strcmp(e.tag, want))
+			return cvm_err(-CVM_E_SMOKE, "smoke test: %s (%s) is cuDNN %s (its version "
+				       "string), the rest is cuDNN %s: a copy that mixes releases",
+				       cvm_safe(name), cvm_safe(path), e.tag, want);
+	}
+	return 0;
+}
+
 static bool under(const char *path, const char *dir)
 {
 	size_t n = strlen(dir);
@@ -186,23 +277,6 @@ static int check_lib(const char *dir, const char *name, const char *display)
 	return 0;
 }
 
-/*
- * The compute capabilities a build serves (docs/cudnn-facts.md): cuda13 builds
- * need 7.5+; before 9.10 nothing past 9.0; 5.0 is the floor.
- */
-static const char *cc_problem(unsigned long cudnn, unsigned long cudart, int major, int minor)
-{
-	int cc = major * 10 + minor;
-
-	if (cc < 50)
-		return "below 5.0, the oldest any cuDNN 8 or 9 supports";
-	if (cudart >= 13000 && cc < 75)
-		return "below 7.5, which builds for CUDA 13 need";
-	if (cudnn < 91000 && cc > 90)
-		return "newer than 9.0, the newest this cuDNN (before 9.10) supports";
-	return NULL;
-}
-
 static void add_str(cvm_json *o, const char *k, const char *v)
 {
 	if (o)
@@ -216,13 +290,39 @@ static void add_int(cvm_json *o, const char *k, long long v)
 }
 
 /* Judges the GPU lines of one device; fills a JSON object when asked. */
-static int judge_device(const struct run *res, int dev, unsigned long cudnn, unsigned long cudart,
-			cvm_json *d)
+/* After a failure: each library the process mapped, with the release its file carries. */
+static void list_loaded(const cvm_json *mapped, unsigned long libv)
+{
+	char want[32];
+
+	cvm_elf_version_str(libv, want, sizeof(want));
+	cvm_info("  loaded    %zu cuDNN libraries:", cvm_json_len(mapped));
+	for (size_t i = 0; i < cvm_json_len(mapped); i++) {
+		const char *m = cvm_json_str(cvm_json_at(mapped, i));
+		struct cvm_elf_info e;
+		char v[32] = "";
+		if (!m)
+			continue;
+		if (cvm_elf_read_at(AT_FDCWD, m, &e) == 0) {
+			if (e.check_version)
+				cvm_elf_version_str(e.check_version, v, sizeof(v));
+			else if (e.tag[0])
+				snprintf(v, sizeof(v), "%s", e.tag);
+		}
+		cvm_info("            %s: %s%s", cvm_safe(m),
+			 v[0] ? "cuDNN " : "no version in the file", v);
+		if (v[0] && strcmp(v, want))
+			cvm_info("            ^ not %s: the odd one", want);
+	}
+}
+
+static int judge_device(struct run *res, int dev, unsigned long cudnn, unsigned long cudart,
+			const struct cvm_archs *archs, cvm_json *d)
 {
 	char key[32], name[300] = "?", cc[16] = "?", algo[64] = "?", ms[32] = "0", err[32] = "0";
-	char passed[8] = "0", why[512], diff[32];
+	char passed[8] = "0", why[512], diff[32], gate[640];
 	int major = 0, minor = 0, r = 0;
-	const char *problem;
+	const char *problem, *before = NULL;
 
 #define DEV(k, buf) (snprintf(key, sizeof(key), "dev%d_%s", dev, k), get(res, key, buf, sizeof(buf)))
 	DEV("name", name);
@@ -231,13 +331,15 @@ static int judge_device(const struct run *res, int dev, unsigned long cudnn, uns
 	add_int(d, "device", dev);
 	add_str(d, "name", name);
 	add_str(d, "compute_capability", cc);
-	problem = cc_problem(cudnn, cudart, major, minor);
+	problem = cvm_ccgate_check(archs, cudnn, cudart, major, minor, gate, sizeof(gate));
 	if (problem) {
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) has compute capability %s, %s",
 			    dev, cvm_safe(name), cc, problem);
+		before = problem;
 	} else if (DEV("error", why)) {
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: the convolution failed on GPU %d (%s): %s", dev,
 			    cvm_safe(name), cvm_safe(why));
+		before = why;
 	} else if (!DEV("passed", passed)) {
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) gave no result", dev, cvm_safe(name));
 	}
@@ -257,9 +359,14 @@ static int judge_device(const struct run *res, int dev, unsigned long cudnn, uns
 		cvm_json_set(d, "max_abs_error", cvm_json_real(strtod(err, NULL)));
 		cvm_json_set(d, "passed", cvm_json_bool(r == 0));
 	}
-	if (!cvm_out.json)
+	if (!cvm_out.json && before)
+		cvm_info("  GPU %d     %s (compute capability %s): FAILED before a result: %s", dev,
+			 cvm_safe(name), cc, cvm_safe(before));
+	else if (!cvm_out.json)
 		cvm_info("  GPU %d     %s (compute capability %s): %s, %s ms, max abs error %s: %s", dev,
 			 cvm_safe(name), cc, algo, ms, err, r == 0 ? "passed" : "FAILED");
+	if (r < 0)
+		show_log(res);
 	return r;
 }
 
@@ -312,8 +419,8 @@ static int toolkit_paths(const struct cvm_ctx *ctx, const struct cvm_toolkit *tk
 	return r;
 }
 
-int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
-		  const struct cvm_smoke_opts *o, cvm_json *json)
+static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		     const struct cvm_smoke_opts *o, cvm_json *json)
 {
 	struct cvm_record rec = { 0 };
 	struct cvm_version hv = { 0 };
@@ -327,6 +434,7 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 	int fd, r, ndev = 0;
 	cvm_json *gpu = NULL, *devs = NULL, *mapped = NULL;
 	struct cvm_trust trust;
+	struct cvm_archs archs = { 0 };
 
 	r = toolkit_paths(ctx, tk, lib, inc, sizeof(lib));
 	if (r < 0)
@@ -395,7 +503,7 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 		argv[argc++] = devarg;
 	}
 	argv[argc] = NULL;
-	res = malloc(sizeof(*res));
+	res = calloc(1, sizeof(*res));
 	if (!res) {
 		r = -ENOMEM;
 		goto out;
@@ -454,6 +562,19 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 			    cvm_safe(val), cvm_safe(real));
 		goto out;
 	}
+	r = check_subs(res, libv);
+	if (r < 0)
+		goto out;
+	/* The device code this very build carries: the record's, else read now (ccgate.h). */
+	if (id && rec.archs.known) {
+		archs = rec.archs;
+	} else {
+		int lfd = open(lib, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (lfd >= 0) {
+			cvm_ccgate_scan_dir(lfd, &archs);
+			close(lfd);
+		}
+	}
 	/* The GPU part. */
 	gpu = cvm_json_object();
 	devs = cvm_json_array();
@@ -466,7 +587,7 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 		int dev;
 		if (sscanf(p, "ran %d", &dev) == 1) {
 			cvm_json *d = cvm_json_object();
-			int k = judge_device(res, dev, libv, cudart, d);
+			int k = judge_device(res, dev, libv, cudart, &archs, d);
 			cvm_json_append(devs, d);
 			ndev++;
 			if (k < 0 && r == 0)
@@ -503,9 +624,11 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 		cvm_json_set(gpu, "ms", cvm_json_real(first_ms(res)));
 		cvm_json_set(gpu, "devices", devs);
 		devs = NULL;
-		if (!cvm_out.json && cvm_json_len(mapped))
-			cvm_info("  loaded    %zu cuDNN libraries, %s", cvm_json_len(mapped),
-				 r == 0 ? "all from the activated version" : "see above");
+		if (!cvm_out.json && cvm_json_len(mapped) && r == 0)
+			cvm_info("  loaded    %zu cuDNN libraries, all from the activated version",
+				 cvm_json_len(mapped));
+		else if (!cvm_out.json && cvm_json_len(mapped))
+			list_loaded(mapped, libv);
 	}
 	if (get(res, "driver", val, sizeof(val)))
 		add_int(gpu, "cuda_driver_version", strtol(val, NULL, 10));
@@ -515,10 +638,34 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 		gpu = mapped = NULL;
 	}
 out:
+	if (r < 0 && r != -CVM_E_SKIPPED)
+		show_log(res);
 	cvm_json_free(gpu);
 	cvm_json_free(devs);
 	cvm_json_free(mapped);
 	free(res);
 	cvm_record_release(&rec);
+	return r;
+}
+
+int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		  const struct cvm_smoke_opts *o, cvm_json *json)
+{
+	const char *before = cvm_err_first();
+	enum cvm_smoke_result res;
+	char name[16];
+	int r, k;
+
+	r = smoke_run(ctx, tk, id, o, json);
+	if (!id || ctx->store.fd < 0 || (r < 0 && r != -CVM_E_SMOKE && r != -CVM_E_SKIPPED))
+		return r;
+	/* Each version's last result, for exec, env and the choice among builds (smokelog.h). */
+	res = r == 0 ? CVM_SMOKE_PASSED : r == -CVM_E_SKIPPED ? CVM_SMOKE_SKIPPED : CVM_SMOKE_FAILED;
+	cvm_toolkit_name(tk, name, sizeof(name));
+	k = cvm_smokelog_write(&ctx->store, id, res, name,
+			       res == CVM_SMOKE_FAILED && !before ? cvm_err_first() : NULL);
+	if (k < 0)
+		cvm_verbose("cannot record the smoke test of %s in %s/smoke: %s", id,
+			    ctx->store.display, strerror(-k));
 	return r;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cudnnvm/smoke.h"
 
@@ -270,6 +271,36 @@ static void report_maps(void)
 	fclose(f);
 }
 
+/*
+ * Each sub-library, loaded by name as the dispatcher loads it: "sub NAME PATH",
+ * or "sub_error NAME WHY" when it does not load. The parent reads each file's
+ * release (elfinfo.h) and names the odd one.
+ */
+static void report_subs(size_t version)
+{
+	static const char *const v9[] = { "ops", "cnn", "adv", "graph", "heuristic",
+					  "engines_precompiled", "engines_runtime_compiled", NULL };
+	static const char *const v8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train",
+					  "adv_infer", "adv_train", NULL };
+	unsigned major = version >= 90000 ? (unsigned)(version / 10000) : (unsigned)(version / 1000);
+	const char *const *subs = major >= 9 ? v9 : v8;
+
+	for (size_t i = 0; subs[i]; i++) {
+		char name[96];
+		struct link_map *lm = NULL;
+		void *h;
+		snprintf(name, sizeof(name), "libcudnn_%s.so.%u", subs[i], major);
+		h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+		if (!h) {
+			const char *e = dlerror();
+			printf("sub_error %s %s\n", name, e ? e : "does not load");
+			continue;
+		}
+		if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name)
+			printf("sub %s %s\n", name, lm->l_name);
+	}
+}
+
 int cvm_smoke_child(int argc, char **argv)
 {
 	struct api api_s = { 0 }, *api = &api_s;
@@ -277,7 +308,7 @@ int cvm_smoke_child(int argc, char **argv)
 	size_t (*ver)(void), (*cudart)(void);
 	float *x = NULL, *w = NULL, *y = NULL, *first = NULL;
 	double *ref = NULL;
-	int first_dev = 0, count = 0, all = 0, no_gpu = 0, failed = 0;
+	int first_dev = 0, count = 0, all = 0, no_gpu = 0, failed = 0, no_subs = 0;
 	void *h;
 
 	if (argc < 3)
@@ -287,9 +318,15 @@ int cvm_smoke_child(int argc, char **argv)
 			no_gpu = 1;
 		else if (!strcmp(argv[i], "--all-devices"))
 			all = 1;
+		else if (!strcmp(argv[i], "--no-subs"))
+			no_subs = 1;
 		else if (!strcmp(argv[i], "--device") && i + 1 < argc)
 			first_dev = atoi(argv[++i]);
 	}
+	/* cuDNN's own messages join the report, where the parent puts them under the failing step. */
+	fflush(stderr);
+	dup2(STDOUT_FILENO, STDERR_FILENO);
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
 	if (!h) {
 		printf("error %s\n", dlerror());
@@ -306,6 +343,8 @@ int cvm_smoke_child(int argc, char **argv)
 	printf("version %zu\n", ver());
 	if (cudart)
 		printf("cudart %zu\n", cudart());
+	if (!no_subs)
+		report_subs(ver());
 	fflush(stdout);
 	if (no_gpu) {
 		printf("gpu_skip --no-gpu\n");

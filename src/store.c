@@ -347,6 +347,21 @@ int cvm_store_stage(struct cvm_store *s, const char *id, char *name, size_t len,
 	return 0;
 }
 
+/*
+ * A version installed again, or removed, has no smoke result yet: the last one
+ * (smokelog.h, STORE/smoke/<id>.json) was of the files that are gone.
+ */
+static void forget_smoke(struct cvm_store *s, const char *id)
+{
+	char p[4096], shown[4096];
+	int r;
+
+	if (cvm_fmt(p, sizeof(p), "smoke/%s.json", id) == 0 &&
+	    cvm_fmt(shown, sizeof(shown), "%s/%s", s->display, p) == 0 &&
+	    (r = cvm_do_unlink_at(s->fd, p, shown)) < 0)
+		cvm_warn("cannot remove %s/%s: %s", s->display, p, strerror(-r));
+}
+
 int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bool replace)
 {
 	char from[4096], to[4096], old[4096];
@@ -379,6 +394,7 @@ int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bo
 		cvm_warn("cannot remove the replaced copy of %s: %s", id, strerror(-r));
 done:
 	cvm_fault("install-committed");
+	forget_smoke(s, id);
 	r = openat(s->fd, "versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r >= 0) {
 		(void)cvm_fsync_dir(r);
@@ -413,11 +429,13 @@ int cvm_store_remove(struct cvm_store *s, const char *id)
 		char shown[4096];
 		snprintf(shown, sizeof(shown), "%s/versions/%s", s->display, id);
 		cvm_plan_describe("remove", shown, NULL, "(the whole version)");
+		forget_smoke(s, id);
 		return 0;
 	}
 	if (renameat(s->fd, from, s->fd, to) < 0)
 		return sys_err(s, "remove a version", -errno);
 	cvm_fault("uninstall-trashed");
+	forget_smoke(s, id);
 	r = openat(s->fd, "versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (r >= 0) {
 		(void)cvm_fsync_dir(r);

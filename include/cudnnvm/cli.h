@@ -44,6 +44,7 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_cache(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_export(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_which(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_ps(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_prefix(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_modulefiles(struct cvm_ctx *ctx, int argc, char **argv);
 

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cudnnvm/ccgate.h"
 #include "cudnnvm/digest.h"
 
 struct cvm_record {
@@ -29,6 +30,7 @@ struct cvm_record {
 	char *library;			/* "lib/libcudnn.so.8" */
 	char *bundle;			/* installed from this store bundle (file name), or NULL */
 	char bundle_sha256[CVM_SHA256_HEX];	/* its SHA-256 when it was checked, or "" */
+	struct cvm_archs archs;		/* device code read at install ("archs", "ptx_archs") */
 };
 
 /* One extracted object: a regular file with its hash, or a symlink. */

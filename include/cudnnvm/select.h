@@ -7,6 +7,7 @@
  * the VERSION given, else a .cudnn-version file in the working folder or a
  * parent (like .nvmrc), else the version active for the toolkit.
  */
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cudnnvm/cli.h"
@@ -42,5 +43,29 @@ int cvm_pin_spec(const char *cmd, const char *given, char *buf, size_t len, cons
  */
 int cvm_select_version(struct cvm_ctx *ctx, const char *spec, const char *cuda, char *id,
 		       size_t id_len, char *dir, size_t dir_len);
+
+struct cvm_store;
+
+/*
+ * Which of several builds (ids, newest first) a partial version means: the
+ * one active for toolkit ("12.4"; NULL: for any toolkit), else one whose last
+ * smoke test passed (smokelog.h), else the newest. Returns its index; why
+ * gets the reason, for -v.
+ */
+size_t cvm_select_best(struct cvm_store *s, char **ids, size_t n, const char *toolkit,
+		       char *why, size_t why_len);
+
+/*
+ * As cvm_store_resolve (same errors, printed), choosing among the matches by
+ * cvm_select_best and saying why under -v. cuda is the toolkit's "X.Y".
+ */
+int cvm_select_resolve(struct cvm_ctx *ctx, const char *spec, int cuda_major, const char *cuda,
+		       char *id, size_t len);
+
+/*
+ * Refuses (-CVM_E_SMOKE, exit 4, printed naming cmd, id, when and why) a
+ * version whose last smoke test failed; with force, warns and returns 0.
+ */
+int cvm_select_check_smoke(struct cvm_ctx *ctx, const char *cmd, const char *id, bool force);
 
 #endif

@@ -15,7 +15,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 3
 FUZZ_REQUIRED ?= 0
-FUZZ_NAMES := version entry pin manifest archive
+FUZZ_NAMES := version entry pin manifest archive elf
 
 FUZZ_DIR := $(O)/fuzz
 FUZZ_SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -32,6 +32,8 @@ FUZZ_OPTS_pin := -max_len=4096
 FUZZ_OPTS_entry := -max_len=8192
 FUZZ_OPTS_manifest := -max_len=16384 -dict=tests/fuzz/manifest.dict
 FUZZ_OPTS_archive := -max_len=32768
+# ELF: the seeds are small shared libraries (some kB) with a fatbin section.
+FUZZ_OPTS_elf := -max_len=32768
 
 $(FUZZ_DIR)/obj/%.o: src/%.c
 	@mkdir -p $(@D)

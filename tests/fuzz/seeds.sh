@@ -150,3 +150,27 @@ ent hostile '\000' 1 "$nv/" "" 0 "$nv/../evil" "" 2 "$nv/lib/out" "../../x" \
 	2 "$nv/lib/abs" "/etc/passwd" 3 "$nv/lib/hl" "x" 4 "$nv/lib/dev" "" \
 	0 "other/file" "" 0 "$nv/.cudnnvm/record.json" "" 2 "$nv/lib/d" "a/../.."
 ent short-rel '\210' 1 "$nv/" "" 0 "$nv/include/cudnn_version.h" "" 0 "$nv/lib/x" ""
+
+# ELF: small shared libraries like cuDNN's sub-libraries (a soname, a version
+# check, a cudnn_version_ string, a .nv_fatbin section), built with the C compiler.
+rm -rf "$out/elf"
+mkdir -p "$out/elf"
+cat >"$work/elf.c" <<'C'
+#include <stddef.h>
+int cudnnCnnVersionCheck(size_t v) { return v == 91900u ? 0 : 3001; }
+const char tag[] = "cudnn_version_9_19_0_56_";
+struct __attribute__((packed)) e { unsigned short kind, ver; unsigned ehs;
+	unsigned long long size; unsigned a, b; unsigned short mi, ma; unsigned arch;
+	unsigned char pad[32]; unsigned char payload[8]; };
+struct __attribute__((packed)) fb { unsigned magic; unsigned short ver, hs;
+	unsigned long long fs; struct e v[3]; };
+__attribute__((section(".nv_fatbin"), used)) const struct fb fatbin = { 0xBA55ED50u, 1, 16,
+	3 * sizeof(struct e), { { 2, 0x101, 64, 8, 0, 0, 0, 1, 80, {0}, {0} },
+	{ 2, 0x101, 64, 8, 0, 0, 0, 1, 90, {0}, {0} }, { 1, 0x101, 64, 8, 0, 0, 9, 1, 90, {0}, {0} } } };
+C
+if ${CC:-cc} -O1 -shared -fPIC -Wl,-soname,libcudnn_cnn.so.9 -Wl,--strip-debug -o "$out/elf/cnn.so" "$work/elf.c" 2>/dev/null; then
+	printf 'int f(void) { return 1; }\n' >"$work/plain.c"
+	${CC:-cc} -O1 -shared -fPIC -Wl,-soname,libplain.so.1 -o "$out/elf/plain.so" "$work/plain.c"
+else
+	printf '\177ELF\002\001\001' >"$out/elf/header"
+fi

@@ -171,8 +171,12 @@ assert_json 'd["dry_run"] is True and d["id"] == "'"$ID897"'" and d["previous"] 
 dry "uninstall of the active version" 1 uninstall "$ID896"
 assert_err_contains "is active for CUDA 11.8" "uninstall --dry-run: refused as the real run is"
 same_rc "uninstall of the active version" uninstall "$ID896"
+mkdir -p "$STORE/smoke"
+printf '{}\n' >"$STORE/smoke/$ID897.json"
 dry "uninstall of an inactive version" 0 uninstall "$ID897"
 assert_out_contains "would remove /opt/cudnnvm/versions/$ID897" "uninstall --dry-run: the version folder"
+assert_out_contains "would remove /opt/cudnnvm/smoke/$ID897.json" "uninstall --dry-run: and its last smoke result"
+rm -f "$STORE/smoke/$ID897.json"
 cvm --json uninstall "$ID897" --dry-run
 assert_json 'd["dry_run"] is True and d["removed"] == "'"$ID897"'" and [c["path"] for c in d["changes"]] == ["/opt/cudnnvm/versions/'"$ID897"'"]' \
 	"uninstall --json --dry-run: uninstall's document, one change"

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_ELFINFO_H
+#define CUDNNVM_ELFINFO_H
+
+/*
+ * What a cuDNN library file says about itself, read from its bytes without
+ * loading it (no libelf): ELF64 little-endian only. Every offset and size is
+ * checked against the file, so a hostile or truncated file gives an error,
+ * never a read outside it.
+ *
+ * The evidence of a library's release (docs/cudnn-facts.md): its soname
+ * (major only), a "cudnn_version_M_m_p_b_" string (libcudnn_graph carries
+ * one), and the CUDNN_VERSION constant compiled into the sub-library's
+ * version-check entry point (cudnnOpsVersionCheck, cudnnCnnVersionCheck ...,
+ * or cudnnGetVersion where it is not a forwarder). The device code: the
+ * fatbin sections (.nv_fatbin, __nv_relfatbin) list one entry per cubin
+ * (sm_XX) and per PTX.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CVM_ELF_MAX_ARCHS 32
+
+struct cvm_elf_info {
+	char soname[128];		/* DT_SONAME, "" when none */
+	char tag[32];			/* "9.19.0" from a cudnn_version_ string, "" when none */
+	char check_sym[64];		/* the version-check function the constant came from */
+	unsigned long check_version;	/* its CUDNN_VERSION constant (91900), 0 when none */
+	unsigned archs[CVM_ELF_MAX_ARCHS];	/* cubin architectures (90 = sm_90), sorted */
+	size_t narchs;
+	unsigned ptx[CVM_ELF_MAX_ARCHS];	/* PTX virtual architectures, sorted */
+	size_t nptx;
+	bool fatbin;			/* has a fatbin section */
+};
+
+/*
+ * Parses the ELF image buf[0..len). 0 and *out filled; -CVM_E_LAYOUT when it
+ * is not an ELF64 little-endian file or its headers point outside it. Prints
+ * nothing.
+ */
+int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out);
+
+/*
+ * Maps the file path (relative to dirfd, symlinks followed) read-only and
+ * parses it. 0, -CVM_E_LAYOUT, or -errno. Prints nothing.
+ */
+int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out);
+
+/* "9.19.0" for 91900 (8.9.7 for 8907); buf of at least 16 bytes. */
+void cvm_elf_version_str(unsigned long v, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_PROCMAP_H
+#define CUDNNVM_PROCMAP_H
+
+/*
+ * Running processes that map cuDNN libraries (/proc/PID/maps), with the files
+ * grouped by copy: a store version, a toolkit, a Python wheel
+ * (site-packages/nvidia/cudnn), a conda env, a system folder, or unknown.
+ * The kernel lets a user read the maps of their own processes: others' are
+ * counted as unreadable, not guessed at.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct cvm_store;
+
+struct cvm_copy_group {
+	char kind[16];		/* "store", "toolkit", "wheel", "conda", "system", "unknown" */
+	char copy[4096];	/* the store id, or the folder */
+	char active_for[64];	/* store copies: the toolkits it is active for ("" none) */
+	char **files;		/* the mapped paths (malloc'd) */
+	size_t nfiles;
+};
+
+struct cvm_proc_cudnn {
+	pid_t pid;
+	char command[512];	/* the command line, spaces for NULs, sanitised by the printer */
+	struct cvm_copy_group *g;
+	size_t ng;
+	bool mixed;		/* more than one copy */
+	bool not_active;	/* a store version that no toolkit has active */
+};
+
+/*
+ * The unique paths of libcudnn* files in a maps text (one path per mapping
+ * line; " (deleted)" kept). *paths malloc'd (each string and the array; free
+ * with cvm_procmap_paths_free). 0 or -ENOMEM.
+ */
+int cvm_procmap_parse(const char *text, size_t len, char ***paths, size_t *n);
+void cvm_procmap_paths_free(char **paths, size_t n);
+
+/*
+ * Which copy path belongs to; store_real is the store's real path (or NULL).
+ * kind and copy as in struct cvm_copy_group (copy of copy_len bytes).
+ */
+void cvm_procmap_classify(const char *store_real, const char *path, char *kind, size_t kind_len,
+			  char *copy, size_t copy_len);
+
+/*
+ * Scans every /proc/PID but this process's. With root (a --root prefix, not
+ * ""), only files under it count. store may be NULL (no store):
+ * then no copy is "store" and none is "not active". *out malloc'd (free with
+ * cvm_procmap_free); *unreadable counts processes whose maps could not be
+ * read (another user's). 0 or -errno.
+ */
+int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_cudnn **out,
+		     size_t *n, size_t *unreadable);
+void cvm_procmap_free(struct cvm_proc_cudnn *v, size_t n);
+
+#endif

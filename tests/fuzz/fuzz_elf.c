@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The ELF reader (elfinfo.h) on any bytes: an error or a result, never a read
+ * outside the buffer (ASan), and a result that keeps the header's promises:
+ * strings NUL-terminated within their fields, architectures sorted, unique
+ * and within bounds. The buffer is a copy of exactly the input's length.
+ */
+#include <errno.h>
+
+#include "fuzz.h"
+
+#include "cudnnvm/elfinfo.h"
+#include "cudnnvm/error.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	fuzz_quiet();
+	return 0;
+}
+
+static void sorted(const unsigned *v, size_t n)
+{
+	FUZZ_ASSERT(n <= CVM_ELF_MAX_ARCHS, "%zu architectures", n);
+	for (size_t i = 1; i < n; i++)
+		FUZZ_ASSERT(v[i - 1] < v[i], "architectures not sorted and unique at %zu", i);
+	for (size_t i = 0; i < n; i++)
+		FUZZ_ASSERT(v[i] > 0 && v[i] < 10000, "architecture %u", v[i]);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct cvm_elf_info e;
+	uint8_t *copy = malloc(size ? size : 1);
+	int r;
+
+	if (!copy)
+		abort();
+	memcpy(copy, data, size);
+	r = cvm_elf_parse(copy, size, &e);
+	FUZZ_ASSERT(r == 0 || r == -CVM_E_LAYOUT || r == -ENOMEM, "parse gave %d", r);
+	if (r == 0) {
+		FUZZ_ASSERT(memchr(e.soname, '\0', sizeof(e.soname)), "soname not terminated");
+		FUZZ_ASSERT(memchr(e.tag, '\0', sizeof(e.tag)), "tag not terminated");
+		FUZZ_ASSERT(memchr(e.check_sym, '\0', sizeof(e.check_sym)), "check_sym not terminated");
+		FUZZ_ASSERT(!e.check_version || (e.check_version >= 90000 && e.check_version <= 99999),
+			    "check_version %lu", e.check_version);
+		FUZZ_ASSERT(!e.check_version || e.check_sym[0], "a constant without its function");
+		sorted(e.archs, e.narchs);
+		sorted(e.ptx, e.nptx);
+		FUZZ_ASSERT(e.fatbin || (!e.narchs && !e.nptx), "architectures without a fatbin");
+		FUZZ_ASSERT(size >= 64, "a result from %zu bytes", size);
+	}
+	free(copy);
+	return 0;
+}
