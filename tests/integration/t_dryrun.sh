@@ -41,7 +41,7 @@ same_rc() {
 
 act_root
 A897=$(archive 8.9.7.29 11)
-A896=$(archive 8.9.6.50 11)
+archive 8.9.6.50 11 >/dev/null
 
 # ---------------------------------------------------- install into no store at all
 dry "install into a root without a store" 0 --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A897"
