@@ -15,11 +15,22 @@ CFLAGS ?= -O2 -g
 LDFLAGS ?=
 
 PKGS := libarchive libcrypto jansson libcurl liblzma
-PKG_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+# The Debian package of each pkg-config module (tests/deps.sh installs them).
+PKG_DEB_libarchive := libarchive-dev
+PKG_DEB_libcrypto := libssl-dev
+PKG_DEB_jansson := libjansson-dev
+PKG_DEB_libcurl := libcurl4-openssl-dev
+PKG_DEB_liblzma := liblzma-dev
+# Asked of pkg-config when first used (after `deps` has installed what was
+# missing), once; a module it cannot find stops the build with its name.
+pkg_missing = $(strip $(foreach m,$(PKGS),$(if $(shell $(PKG_CONFIG) --exists $(m) 2>/dev/null && echo y),,$(m))))
+pkg_query = $(if $(pkg_missing),$(error $(PKG_CONFIG) cannot find $(pkg_missing) (Debian: apt-get install \
+	$(foreach m,$(pkg_missing),$(PKG_DEB_$(m))))),$(shell $(PKG_CONFIG) $(1)))
+PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkg_query,--cflags $(PKGS)))$(PKG_CFLAGS)
 # libarchive and libcurl are loaded at run time by the only files that use them
 # (archive.c, fetch.c), so that commands that never read an archive or download
 # start fast: their headers are needed, not their libraries.
-PKG_LIBS := $(shell $(PKG_CONFIG) --libs $(filter-out libarchive libcurl,$(PKGS)) 2>/dev/null)
+PKG_LIBS = $(eval PKG_LIBS := $(call pkg_query,--libs $(filter-out libarchive libcurl,$(PKGS))))$(PKG_LIBS)
 
 # Our flags are always added; CFLAGS stays the user's.
 CVM_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) \
@@ -35,7 +46,7 @@ CVM_CFLAGS += -Werror -Wformat=2 -Wpointer-arith -Wvla -Wundef -Wcast-align \
 	-Wno-format-nonliteral
 endif
 CVM_LDFLAGS := -pie -Wl,-z,relro,-z,now
-LIBS := $(PKG_LIBS) -lpthread -ldl -lm
+LIBS = $(PKG_LIBS) -lpthread -ldl -lm
 
 ifneq ($(V),1)
 Q := @
@@ -55,7 +66,7 @@ MANIFESTS := $(sort $(wildcard manifests/redistrib_*.json manifests/*releases.js
 UNIT_SRCS := $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(O)/tests/%)
 
-all: $(O)/cudnnvm
+all: deps $(O)/cudnnvm
 
 $(O)/cudnnvm: $(BIN_OBJS) $(O)/libcvm.a
 	$(call quiet,LINK,$@)$(CC) $(CFLAGS) $(CVM_LDFLAGS) $(LDFLAGS) -o $@ $(BIN_OBJS) $(O)/libcvm.a $(LIBS)
@@ -63,7 +74,7 @@ $(O)/cudnnvm: $(BIN_OBJS) $(O)/libcvm.a
 $(O)/libcvm.a: $(LIB_OBJS)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(O)/%.o: src/%.c | $(O)
+$(O)/%.o: src/%.c | $(O) deps
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 # The catalogue is compiled in, so that the binary works from anywhere.
@@ -80,24 +91,31 @@ $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libcvm.a | $(O)
 $(O):
 	@mkdir -p $(O)
 
-# Tests: installs what is missing (Debian), then unit and integration tests.
+# What the goals need, installed when missing (Debian, as root; tests/deps.sh):
+# the build always, the test tools for demo and check, libFuzzer for check and
+# fuzz, the analysers for lint. DEPS=0 skips it (the sub-makes of check, a
+# packaging build).
+DEPS ?= 1
+DEPS_GROUPS := build $(if $(filter demo check check-asan bench%,$(MAKECMDGOALS)),test) \
+	$(if $(filter check fuzz fuzz-%,$(MAKECMDGOALS)),fuzz) $(if $(filter lint,$(MAKECMDGOALS)),lint)
 deps:
-	@sh tests/deps.sh
+	$(Q)$(if $(filter 1,$(DEPS)),sh tests/deps.sh $(DEPS_GROUPS),:)
 
 # The suite runs a test build (crash points compiled in), then the same under sanitizers.
 check: deps
-	$(Q)$(MAKE) --no-print-directory O=build-test CVM_TEST=1 all-tests
+	$(Q)$(MAKE) --no-print-directory DEPS=0 O=build-test CVM_TEST=1 all-tests
 	$(Q)sh tests/run.sh build-test
-	$(Q)$(MAKE) --no-print-directory check-asan
-	$(Q)$(MAKE) --no-print-directory -j2 fuzz-smoke FUZZ_SMOKE_SECONDS=2
+	$(Q)$(MAKE) --no-print-directory DEPS=0 check-asan
+	$(Q)$(MAKE) --no-print-directory DEPS=0 -j2 fuzz-smoke FUZZ_SMOKE_SECONDS=2
 
 all-tests: $(O)/cudnnvm $(UNIT_BINS)
 
 # The same suite under AddressSanitizer and UndefinedBehaviorSanitizer.
 ASAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 check-asan:
-	$(Q)$(MAKE) --no-print-directory O=build-asan CVM_TEST=1 CFLAGS="$(ASAN_FLAGS)" all-tests
-	$(Q)ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
+	$(Q)$(MAKE) --no-print-directory DEPS=0 O=build-asan CVM_TEST=1 CFLAGS="$(ASAN_FLAGS)" all-tests
+	$(Q)CVM_TEST_TIMEOUT=$${CVM_TEST_TIMEOUT:-2400} \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:exitcode=99 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:exitcode=99 \
 		sh tests/run.sh build-asan
 
 # The GPU smoke test on this machine's GPU: skipped (never faked) without one.
@@ -106,16 +124,20 @@ check-gpu: $(O)/cudnnvm
 		if [ $$rc = 77 ]; then echo "check-gpu: skipped"; exit 0; fi; exit $$rc
 
 # Static analysis of src/: cppcheck and clang-tidy (.clang-tidy), both with zero findings.
-lint: $(O)/manifests_data.c
-	$(Q)cppcheck --quiet --enable=warning,portability,performance --std=c11 -Iinclude \
-		-D_GNU_SOURCE --inline-suppr --error-exitcode=1 src/
-	$(Q)for f in src/*.c; do clang-tidy --quiet $$f -- -std=c11 -D_GNU_SOURCE \
-		-D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) $(PKG_CFLAGS) || exit 1; done
+# Every file is looked at (two at a time) and every finding reported before it fails.
+LINT_JOBS ?= 2
+lint: deps $(O)/manifests_data.c
+	$(Q)rc=0; cppcheck --quiet --enable=warning,portability,performance --std=c11 -Iinclude \
+		-D_GNU_SOURCE --inline-suppr --error-exitcode=1 src/ || rc=1; \
+	printf '%s\n' src/*.c | xargs -P$(LINT_JOBS) -I{} sh -c 'out=$$(clang-tidy --quiet "$$1" -- -std=c11 \
+		-D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) $(PKG_CFLAGS) 2>&1) || \
+		{ printf "%s\n" "$$out" | grep -v "warnings generated"; echo "lint: clang-tidy: findings in $$1"; exit 1; }' sh {} || rc=1; \
+	if [ $$rc != 0 ]; then echo "lint: failed (the findings are above)" >&2; fi; exit $$rc
 
-demo: $(O)/cudnnvm
+demo: deps $(O)/cudnnvm
 	$(Q)sh tests/fixtures/demo.sh $(O)/cudnnvm
 
-install: $(O)/cudnnvm
+install: deps $(O)/cudnnvm
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 \
 		$(DESTDIR)$(DATADIR)/bash-completion/completions
 	install -m 0755 $(O)/cudnnvm $(DESTDIR)$(BINDIR)/cudnnvm

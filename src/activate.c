@@ -33,6 +33,8 @@ int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len)
 	char name[64], target[4096];
 	ssize_t k;
 
+	if (len)
+		id[0] = '\0';
 	if (cvm_fmt(name, sizeof(name), "active/cuda-%s", cuda) < 0)
 		return -ENAMETOOLONG;
 	k = readlinkat(s->fd, name, target, sizeof(target) - 1);

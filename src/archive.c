@@ -78,7 +78,7 @@ int cvm_archive_load(void)
 #include <dlfcn.h>
 
 #define LA_SONAME "libarchive.so.13"
-#define X(f) __typeof__(f) *f;
+#define X(f) __typeof__(f) *(f);
 static struct { LA_FUNCS(X) } la;
 #undef X
 

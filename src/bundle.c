@@ -230,6 +230,8 @@ static int check_lists(const char *bundle, struct cvm_filelist *got, struct cvm_
 		const struct cvm_file *w = j < want->n ? &want->v[j] : NULL;
 		int c;
 
+		if (!g && !w)
+			break;
 		if (g && is_meta(g->path)) {
 			i++;
 			continue;

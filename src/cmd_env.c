@@ -107,7 +107,8 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 		return r;
 	if (cvm_out.json)
 		return json_env(id, dir);
-	printf("# cuDNN %s (eval \"$(cudnnvm env)\" to use it)\n", id);
+	if (cvm_out.verbosity >= 0)
+		printf("# cuDNN %s (eval \"$(cudnnvm env)\" to use it)\n", id);
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
 		if (!strcmp(shell, "fish"))
 			printf("set -gx %s ", plain[i]), quoted(dir, "\\'");

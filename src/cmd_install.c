@@ -854,10 +854,10 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 			goto out;
 		}
 		if (in->prefer_bundles && !in->offline) {
+			/* The mirror has no bundle: NVIDIA's archive, as without the option. */
 			r = mirror_bundle(ctx, in);
 			if (r != -CVM_E_NOTFOUND)
 				goto out;
-			r = 0;
 		}
 	}
 	if (!in->archive) {

@@ -357,13 +357,14 @@ static int resolve_default(struct cvm_ctx *ctx, const char *spec, char *chosen, 
 			       cvm_safe(spec));
 	if (r < 0)
 		return r;
-	if (!n)
+	if (!n) {
 		r = cvm_err(-CVM_E_NOTFOUND, "--default '%s': no such version is installed "
 			    "(see 'cudnnvm list')", cvm_safe(spec));
-	else
+	} else {
 		r = cvm_store_parse_id(m[0], ver, sizeof(ver), &major, plat, sizeof(plat));
-	if (r == 0)
-		r = cvm_fmt(chosen, len, "%s-cuda%d", ver, major);
+		if (r == 0)
+			r = cvm_fmt(chosen, len, "%s-cuda%d", ver, major);
+	}
 	cvm_strv_free(m, n);
 	return r;
 }
@@ -425,14 +426,18 @@ static int open_dirs(struct gen *g)
 static int list_ids(struct gen *g)
 {
 	char ver[64], plat[64];
-	size_t k = 0;
+	char **ids = NULL;
+	size_t k = 0, nall = 0;
 	int major, r;
 
 	if (!g->ctx->store_open)
 		return 0;
-	r = cvm_store_list(&g->ctx->store, &g->ids, &g->nall);
+	/* Into locals: a pointer into g would leave all of g unknown to the analysers. */
+	r = cvm_store_list(&g->ctx->store, &ids, &nall);
 	if (r < 0)
 		return cvm_err(r, "cannot list the store: %s", strerror(-r));
+	g->ids = ids;
+	g->nall = nall;
 	g->names = calloc(g->nall ? g->nall : 1, sizeof(*g->names));
 	if (!g->names)
 		return -ENOMEM;

@@ -145,7 +145,7 @@ out:
  */
 static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 {
-	struct stat before, now;
+	struct stat before = { 0 }, now = { 0 };
 	size_t nfiles = 0;
 	int r = 0;
 
@@ -208,11 +208,14 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 	}
 	if (argc - optind > 1)
 		return cvm_usage("verify", "at most one VERSION");
+	if (!ctx->store_open && optind < argc)
+		return cvm_err(-CVM_E_NOTFOUND, "cuDNN %s is not installed", cvm_safe(argv[optind]));
+	/* No store: nothing to verify, and --json says so in the usual shape. */
 	if (!ctx->store_open)
-		return optind < argc ? cvm_err(-CVM_E_NOTFOUND, "cuDNN %s is not installed",
-					       cvm_safe(argv[optind]))
-				     : (cvm_info("nothing installed to verify"), 0);
-	r = cvm_store_match(&ctx->store, optind < argc ? argv[optind] : "", major, NULL, &ids, &n);
+		r = 0;
+	else
+		r = cvm_store_match(&ctx->store, optind < argc ? argv[optind] : "", major, NULL,
+				    &ids, &n);
 	if (r == -CVM_E_VERSION && optind >= argc)
 		r = cvm_store_list(&ctx->store, &ids, &n);
 	if (r == -CVM_E_VERSION)

@@ -62,7 +62,8 @@ static int define_value(const char *text, size_t len, const char *name, unsigned
  */
 static char *preprocess(const char *text, size_t len, size_t *olen)
 {
-	char *j = malloc(len + 1), *o = malloc(len + 1);
+	/* Zeroed: every byte define_value may look at is defined, as the analysers can tell. */
+	char *j = calloc(len + 1, 1), *o = calloc(len + 1, 1);
 	size_t n = 0, m = 0, i;
 
 	if (!j || !o) {

@@ -66,6 +66,9 @@ static void problem(struct report *rp, const char *fix, const char *fmt, ...)
 		cvm_json_set(o, "problem", cvm_json_string(msg));
 		cvm_json_set(o, "fix", cvm_json_string(fix));
 		cvm_json_append(rp->jproblems, o);
+	} else if (cvm_out.verbosity < 0) {
+		/* -q: the problems, and nothing else. */
+		cvm_print("problem: %s\n    fix: %s", msg, fix);
 	} else {
 		cvm_info("  problem: %s\n      fix: %s", msg, fix);
 	}

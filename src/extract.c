@@ -74,11 +74,13 @@ static int open_parent(int root, const char *name, const char *rel, const char *
 {
 	char buf[4096];
 	char *p, *slash;
+	size_t len = strlen(rel);
 	int fd, next;
 
-	if (strlen(rel) >= sizeof(buf))
+	*leaf = rel;
+	if (len >= sizeof(buf))
 		return unsafe(name, rel, "name too long");
-	strcpy(buf, rel);
+	memcpy(buf, rel, len + 1);
 	fd = dup(root);
 	if (fd < 0)
 		return -errno;

@@ -115,7 +115,7 @@ static int read_names(int fd, struct walk_frame *f)
 /* rel = the first len bytes of rel, "/", name (grown as needed). */
 static int rel_set(char **rel, size_t *cap, size_t len, const char *name)
 {
-	size_t need = len + 1 + strlen(name) + 1;
+	size_t nl = strlen(name), need = len + 1 + nl + 1;
 
 	if (need > *cap) {
 		char *p = realloc(*rel, need * 2);
@@ -126,7 +126,7 @@ static int rel_set(char **rel, size_t *cap, size_t len, const char *name)
 	}
 	if (len)
 		(*rel)[len++] = '/';
-	strcpy(*rel + len, name);
+	memcpy(*rel + len, name, nl + 1);
 	return 0;
 }
 

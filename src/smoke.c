@@ -78,7 +78,7 @@ static int loadable(const char *lib, const char *dir, struct cvm_trust *t)
 		r = cvm_trust_check(lib, t);
 	if (r == 0 && !(d = opendir(dir)))
 		r = -errno;
-	while (r == 0 && (de = readdir(d))) {
+	while (r == 0 && d && (de = readdir(d))) {
 		if (strncmp(de->d_name, "lib", 3) || !strstr(de->d_name, ".so") ||
 		    cvm_fmt(path, sizeof(path), "%s/%s", dir, de->d_name) < 0)
 			continue;
@@ -632,6 +632,16 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	}
 	if (get(res, "driver", val, sizeof(val)))
 		add_int(gpu, "cuda_driver_version", strtol(val, NULL, 10));
+	if (gpu) {
+		/* The same keys whether the GPU part ran or not: null where not known. */
+		static const char *const all[] = { "name", "algo", "compute_capability", "passed",
+						   "max_abs_error", "ms", "skipped", "cuda_driver_version" };
+		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+			if (!cvm_json_get(gpu, all[i]))
+				cvm_json_set(gpu, all[i], cvm_json_string(NULL));
+		if (!cvm_json_get(gpu, "devices"))
+			cvm_json_set(gpu, "devices", cvm_json_array());
+	}
 	if (json) {
 		cvm_json_set(json, "gpu", gpu);
 		cvm_json_set(json, "loaded", mapped);

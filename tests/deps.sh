@@ -1,21 +1,66 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Installs what building and testing cudnnvm needs, when it is missing, from
-# Debian's packages (as root, with apt-get). Prints nothing when all is there.
+#
+# usage: sh tests/deps.sh [build] [test] [fuzz] [lint]   (default: build)
+#
+# Installs what a make target needs, when it is missing, from Debian's
+# packages: as root, with apt-get; otherwise one line naming the apt-get
+# command to run, and exit 1. Prints nothing when all is there.
+#   build  the compiler, pkg-config and the libraries' headers (`make`, `make demo`)
+#   test   what the integration tests run (`make check`)
+#   fuzz   clang with libFuzzer and the sanitizer run-times (`make check`, `make fuzz`)
+#   lint   cppcheck and clang-tidy (`make lint`)
 set -eu
+[ $# -gt 0 ] || set -- build
 missing=
-pkg-config --exists libarchive 2>/dev/null || missing="$missing libarchive-dev"
-pkg-config --exists libcrypto 2>/dev/null || missing="$missing libssl-dev"
-pkg-config --exists jansson 2>/dev/null || missing="$missing libjansson-dev"
-pkg-config --exists libcurl 2>/dev/null || missing="$missing libcurl4-openssl-dev"
-pkg-config --exists liblzma 2>/dev/null || missing="$missing liblzma-dev"
-for tool in cc:gcc clang:clang make:make pkg-config:pkg-config xz:xz-utils python3:python3 flock:util-linux \
-	sha256sum:coreutils; do
-	command -v "${tool%%:*}" >/dev/null 2>&1 || missing="$missing ${tool#*:}"
+need() { # PACKAGE: add it once
+	case " $missing " in *" $1 "*) ;; *) missing="$missing $1" ;; esac
+}
+tools() { # TOOL:PACKAGE...
+	for t in "$@"; do
+		command -v "${t%%:*}" >/dev/null 2>&1 || need "${t#*:}"
+	done
+}
+for group in "$@"; do
+	case $group in
+	build)
+		tools cc:gcc make:make ar:binutils pkg-config:pkg-config
+		# The pkg-config modules the Makefile asks for, and their packages.
+		for m in libarchive:libarchive-dev libcrypto:libssl-dev jansson:libjansson-dev \
+			libcurl:libcurl4-openssl-dev liblzma:liblzma-dev; do
+			if ! command -v pkg-config >/dev/null 2>&1 || ! pkg-config --exists "${m%%:*}" 2>/dev/null; then
+				need "${m#*:}"
+			fi
+		done
+		;;
+	test)
+		tools bash:bash xz:xz-utils python3:python3 flock:util-linux setpriv:util-linux \
+			sha256sum:coreutils timeout:coreutils tar:tar gzip:gzip find:findutils \
+			pgrep:procps
+		;;
+	fuzz)
+		tools clang:clang
+		# libFuzzer and the ASan/UBSan run-times are a package of their own.
+		probe=$(mktemp -d "${TMPDIR:-/tmp}/cvm-deps.XXXXXX")
+		printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n);\nint LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' >"$probe/p.c"
+		if ! command -v clang >/dev/null 2>&1 ||
+			! clang -fsanitize=fuzzer,address,undefined "$probe/p.c" -o "$probe/p" >/dev/null 2>&1; then
+			need libclang-rt-dev
+		fi
+		rm -rf "$probe"
+		;;
+	lint)
+		tools cppcheck:cppcheck clang-tidy:clang-tidy
+		;;
+	*)
+		echo "deps.sh: unknown group '$group' (build, test, fuzz or lint)" >&2
+		exit 2
+		;;
+	esac
 done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
-	echo "missing build or test dependencies:$missing (install them, e.g. with apt-get)" >&2
+	echo "missing packages; as root run: apt-get install$missing" >&2
 	exit 1
 fi
 echo "installing:$missing"

@@ -7,21 +7,20 @@
 #   make fuzz-TARGET   one of them for FUZZ_SECONDS (TARGET: $(FUZZ_NAMES))
 #
 # FUZZ_CC (default clang) must have libFuzzer (-fsanitize=fuzzer). Without one, fuzz-smoke
-# says so and succeeds unless FUZZ_REQUIRED=1; make fuzz always fails. The src/ files are
+# and fuzz fail, naming what to install. The src/ files are
 # compiled again here, instrumented, with ASan and UBSan; what a target finds is saved
 # under $(O)/fuzz/artifacts/<target>/ and is replayed with: $(O)/fuzz/fuzz_<target> FILE
 
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 3
-FUZZ_REQUIRED ?= 0
 FUZZ_NAMES := version entry pin manifest archive elf
 
 FUZZ_DIR := $(O)/fuzz
 FUZZ_SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 # Fortify would check instead of ASan, and clang may warn where gcc does not: src/ is not ours to -Werror.
-FUZZ_CFLAGS := $(FUZZ_SAN) $(filter-out -D_FORTIFY_SOURCE=%,$(CVM_CFLAGS)) $(PKG_CFLAGS)
-FUZZ_SRC_CFLAGS := $(filter-out -Werror,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link
+FUZZ_CFLAGS = $(FUZZ_SAN) $(filter-out -D_FORTIFY_SOURCE=%,$(CVM_CFLAGS)) $(PKG_CFLAGS)
+FUZZ_SRC_CFLAGS = $(filter-out -Werror,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link
 FUZZ_OBJS := $(LIB_SRCS:src/%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/manifests_data.o
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_SEEDS := $(FUZZ_DIR)/seeds/.done
@@ -80,10 +79,9 @@ fuzz-smoke:
 	@mkdir -p $(FUZZ_DIR)
 	$(Q)if $(FUZZ_PROBE); then \
 		$(MAKE) --no-print-directory fuzz-smoke-all; \
-	elif [ "$(FUZZ_REQUIRED)" = 1 ]; then \
-		echo "fuzz-smoke: $(FUZZ_CC) cannot build a libFuzzer target (install clang)" >&2; exit 1; \
 	else \
-		echo "fuzz-smoke: skipped: $(FUZZ_CC) cannot build a libFuzzer target (install clang)"; \
+		echo "fuzz-smoke: failed: $(FUZZ_CC) cannot build a libFuzzer target (as root: apt-get install clang libclang-rt-dev)" >&2; \
+		exit 1; \
 	fi
 
 .PHONY: fuzz fuzz-build fuzz-smoke fuzz-smoke-all $(FUZZ_NAMES:%=fuzz-%) $(FUZZ_NAMES:%=fuzz-smoke-%)

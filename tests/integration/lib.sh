@@ -110,8 +110,11 @@ skip() { # NAME REASON
 	printf 'ok - %s # SKIP %s\n' "$1" "$2"
 }
 
+# finish: the TAP plan "1..N" (N: every ok, not ok and skip printed), then
+# exit 1 when an assertion failed. tests/run.sh fails a script without it.
 finish() {
 	printf '# %s: %d passed, %d failed, %d skipped\n' "$T_NAME" "$T_PASS" "$T_FAIL" "$T_SKIP"
+	printf '1..%d\n' $((T_PASS + T_FAIL + T_SKIP))
 	[ "$T_FAIL" -eq 0 ]
 	exit $?
 }
@@ -230,7 +233,75 @@ bg_result() {
 	_cvm_sanitizer_check
 }
 
-now_ms() { date +%s%3N; }
+# ------------------------------------------------------------------ waiting
+# Nothing waits a fixed time or measures one: a test waits for the state
+# itself, polling it; the cap only ends a hang (CVM_WAIT_CAP, default 300 s).
+
+# wait_until CMD...: polls CMD every 0.05 s until it succeeds; 1 when the cap passed first.
+wait_until() {
+	local end=$((SECONDS + ${CVM_WAIT_CAP:-300}))
+	until "$@"; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
+# wait_for NAME CMD...: wait_until CMD; when it never held, "not ok - NAME" and 1.
+wait_for() {
+	local name=$1
+	shift
+	wait_until "$@" && return 0
+	not_ok "$name" "waited ${CVM_WAIT_CAP:-300} s for: $*"
+	return 1
+}
+
+lock_held() { ! flock -n "$STORE/.lock" true; } # another process holds STORE/.lock
+
+# hold_lock: another process takes STORE/.lock and holds it until
+# release_lock; returns once it is held. HOLDER is its pid.
+hold_lock() {
+	local lock=$STORE/.lock
+	HOLD_STOP=$TEST_TMP/hold-stop.$RANDOM$RANDOM
+	# shellcheck disable=SC2016  # for the holder's shell (the cap: should the test die)
+	flock "$lock" sh -c 'i=0; while [ ! -e "$1" ] && [ $i -lt "$2" ]; do sleep 0.05; i=$((i + 1)); done' \
+		sh "$HOLD_STOP" $((${CVM_WAIT_CAP:-300} * 20)) &
+	HOLDER=$!
+	CVM_BG_PIDS+=("$HOLDER")
+	wait_for "the test's lock holder took $lock" lock_held
+}
+
+# release_lock: the holder of hold_lock lets go and has ended when it returns.
+release_lock() {
+	touch "$HOLD_STOP"
+	wait "$HOLDER" 2>/dev/null
+	return 0
+}
+
+# ------------------------------------------------------------ another user
+# as_other_ready USER: whether USER (e.g. nobody) can be switched to here and
+# reach TEST_TMP; prints why not. TEST_TMP must be made 0755 first.
+as_other_ready() {
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null || ! id "$1" >/dev/null 2>&1; then
+		echo "needs root, setpriv and a user $1"
+		return 1
+	fi
+	if ! setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups test -x "$TEST_TMP"; then
+		echo "user $1 cannot enter $TEST_TMP (a folder above it is closed to others; set TMPDIR)"
+		return 1
+	fi
+	return 0
+}
+
+# other_binary: a copy of the binary that any user can run, in TEST_TMP (the
+# checkout may be in a folder others cannot enter); prints its path.
+other_binary() {
+	local d=$TEST_TMP/bin-for-others
+	if [ ! -x "$d/cudnnvm" ]; then
+		mkdir -p "$d" && cp "$CUDNNVM" "$d/cudnnvm" && chmod 0755 "$d" "$d/cudnnvm"
+	fi
+	echo "$d/cudnnvm"
+}
 
 # ---------------------------------------------------------------- assertions
 

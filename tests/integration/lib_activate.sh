@@ -411,7 +411,7 @@ make_stub() {
 		echo "size_t cudnnGetVersion(void) { return ${3}u; }"
 		echo 'size_t cudnnGetCudartVersion(void) { return 12040u; }'
 		if [ "${4:-}" = hang ]; then
-			echo '__attribute__((constructor)) static void hang(void) { sleep(60); }'
+			echo '__attribute__((constructor)) static void hang(void) { sleep(600); }'
 		elif [ "${4:-}" = abort ]; then
 			echo '#include <stdlib.h>'
 			echo '__attribute__((constructor)) static void die(void) { abort(); }'
@@ -435,22 +435,18 @@ hand_copy() {
 # include/ and lib64/ (sorted).
 bytes() { act bytes "$ROOT" "$1"; }
 
-# hold_lib FILE: a background process that maps FILE (dlopen); sets HOLD_PID.
+# hold_lib FILE: a background process that maps FILE (dlopen) until killed
+# (or 600 s); sets HOLD_PID; returns once it has mapped it.
 hold_lib() {
 	local ready=$TEST_TMP/hold.$RANDOM
 	"$PY" -c '
 import ctypes, sys, time
 ctypes.CDLL(sys.argv[1])
 open(sys.argv[2], "w").close()
-time.sleep(60)' "$1" "$ready" &
+time.sleep(600)' "$1" "$ready" &
 	HOLD_PID=$!
 	CVM_BG_PIDS+=("$HOLD_PID")
-	local i
-	for i in $(seq 200); do
-		[ -e "$ready" ] && return 0
-		sleep 0.05
-	done
-	return 1
+	wait_until test -e "$ready"
 }
 
 # assert_smoke NUMBER NAME: the last command ran the smoke test and it saw the

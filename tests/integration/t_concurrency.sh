@@ -89,12 +89,11 @@ assert_rc 0 "every version verifies"
 assert_store_clean "no staging or trash left"
 
 # --no-wait while another holds the lock: 5, as documented.
-flock "$STORE/.lock" sleep 2 &
-CVM_BG_PIDS+=($!)
-sleep 0.3
+hold_lock
 cvm --no-wait use 8.9.7 --cuda 11.8 --no-smoke
 assert_rc 5 "--no-wait gives 5 while another holds the lock"
 cvm --json current --cuda 11.8
 assert_rc 0 "a reader does not wait for the lock"
+release_lock
 
 finish

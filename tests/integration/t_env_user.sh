@@ -153,6 +153,8 @@ mkdir -p "$NB_HOME"
 chown nobody:nogroup "$NB_HOME"
 chmod 0755 "$TEST_TMP"
 NB_N=0
+# The checkout may be in a folder nobody cannot enter: nobody runs a copy.
+NB_CVM=$(other_binary)
 # as_nobody ARGS...: the binary as nobody (HOME=$NB_HOME, working in it); sets RC OUT ERR.
 as_nobody() {
 	NB_N=$((NB_N + 1))
@@ -161,15 +163,15 @@ as_nobody() {
 	CVM_LAST="(as nobody, --root \$ROOT) $*"
 	(cd "$NB_HOME" && setpriv --reuid=nobody --regid=nogroup --clear-groups \
 		env -u XDG_DATA_HOME HOME="$NB_HOME" CUDNNVM_NO_PROGRESS=1 CUDNNVM_LDCONFIG= \
-		timeout -k 5 120 "$CUDNNVM" --root "$ROOT" "$@") >"$CVM_OUTF" 2>"$CVM_ERRF" </dev/null
+		timeout -k 5 120 "$NB_CVM" --root "$ROOT" "$@") >"$CVM_OUTF" 2>"$CVM_ERRF" </dev/null
 	RC=$?
 	OUT=$(cat "$CVM_OUTF")
 	# shellcheck disable=SC2034  # set as cvm sets it
 	ERR=$(cat "$CVM_ERRF")
 	_cvm_sanitizer_check
 }
-if ! command -v setpriv >/dev/null || ! id nobody >/dev/null 2>&1 || [ "$(id -u)" != 0 ]; then
-	skip "unprivileged user tests" "needs root, setpriv and a user nobody"
+if ! why=$(as_other_ready nobody); then
+	skip "unprivileged user tests" "$why"
 else
 	NB_STORE=$NB_HOME/.local/share/cudnnvm
 	snapshot "$ROOT" >"$TEST_TMP/before.snap"

@@ -25,7 +25,7 @@ PORTFILE=$TEST_TMP/port
 python3 "$FIXTURES/httpd.py" "$MIR" "$PORTFILE" 240 &
 HTTPD=$!
 CVM_BG_PIDS+=("$HTTPD")
-for _ in $(seq 100); do [ -s "$PORTFILE" ] && break; sleep 0.05; done
+wait_for "the test's http server started" test -s "$PORTFILE"
 URL=http://127.0.0.1:$(cat "$PORTFILE")
 mode() { echo "$1" >"$MIR/.mode"; : >"$MIR/.log"; }
 requests() { grep -c "$1" "$MIR/.log" 2>/dev/null || true; }
@@ -115,13 +115,10 @@ assert_err_contains "retrying" "the retries are said"
 new_root
 CACHE=$STORE/cache
 mode slow
-t0=$(now_ms)
+# The server would trickle for minutes: exit 1 (not cvm's own cap, 124) is the low-speed limit.
 cvm --manifests "$MAN" --mirror "$URL" fetch 8.9.7 --cuda 11.8 --low-speed-time 2 --retries 0
-t1=$(now_ms)
-assert_rc 1 "a server below the low-speed limit fails"
+assert_rc 1 "a server below the low-speed limit fails (the limit ended it)"
 assert_err_contains "$URL" "the message names the URL"
-[ $((t1 - t0)) -lt 20000 ] && ok "it gave up within seconds ($((t1 - t0)) ms)" ||
-	not_ok "it gave up within seconds" "$((t1 - t0)) ms"
 mode range
 
 # 9. a file:// mirror, and a mirror from /etc/cudnnvm.conf
@@ -195,5 +192,16 @@ assert_absent "$CACHE/$N8" "clean removes the archive of an installed version"
 assert_file "$CACHE/$N6" "and keeps one not installed"
 cvm cache clean --all
 assert_absent "$CACHE/$N6" "clean --all removes every archive"
+
+# 14. a host name that does not resolve (.invalid never does, RFC 6761): said as
+# such, once, not retried as "interrupted after 0 bytes"
+new_root
+cvm --manifests "$MAN" --mirror "http://cudnnvm-test.invalid/" fetch 8.9.7 --cuda 11.8 --retries 3
+assert_rc 1 "a mirror whose host does not resolve: exit 1"
+assert_err_contains "the host name does not resolve" "it says the host name does not resolve"
+assert_err_contains "cudnnvm-test.invalid" "it names the host"
+check "no retry and no 'interrupted ... after 0 bytes'" \
+	eval '! grep -q -i -e "retrying" -e "interrupted" -e "after 0 bytes" "$CVM_ERRF"'
+assert_empty_or_absent "$STORE/cache" "nothing left in the cache"
 
 finish

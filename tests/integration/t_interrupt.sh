@@ -15,18 +15,7 @@ ID9=$(id_of 9.1.1.17 12)
 mkdir -p "$ROOT/usr/local/cuda-12.4/include" "$ROOT/usr/local/cuda-12.4/lib64"
 printf '#define CUDART_VERSION 12040\n' >"$ROOT/usr/local/cuda-12.4/include/cuda_runtime_api.h"
 
-# wait_for SECONDS CMD...: polls CMD every 0.05 s until it succeeds; 1 when it never did.
-wait_for() {
-	local n=$(($1 * 20))
-	shift
-	while [ "$n" -gt 0 ]; do
-		"$@" && return 0
-		sleep 0.05
-		n=$((n - 1))
-	done
-	return 1
-}
-# shellcheck disable=SC2317  # called through wait_for
+# shellcheck disable=SC2317  # called through wait_until
 has_bytes() { [ -s "$1" ]; }
 # shellcheck disable=SC2317
 gone() { ! kill -0 "$1" 2>/dev/null; }
@@ -43,7 +32,7 @@ echo slow >"$MIR/.mode"
 PORTFILE=$TEST_TMP/port
 python3 "$FIXTURES/httpd.py" "$MIR" "$PORTFILE" 240 &
 CVM_BG_PIDS+=($!)
-wait_for 20 has_bytes "$PORTFILE" || not_ok "the test's http server started"
+wait_until has_bytes "$PORTFILE" || not_ok "the test's http server started"
 URL=http://127.0.0.1:$(cat "$PORTFILE")
 
 CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" --manifests "$MAN" --mirror "$URL" \
@@ -51,13 +40,13 @@ CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" --manifests "$MAN" --mirror "$UR
 PID=$!
 CVM_BG_PIDS+=("$PID")
 PART=$STORE/cache/$N9.part
-if wait_for 60 has_bytes "$PART"; then
+if wait_until has_bytes "$PART"; then
 	ok "the install is downloading (its .part has bytes)"
 else
 	not_ok "the install is downloading (its .part has bytes)" "$(cat "$TEST_TMP/int.err")"
 fi
 kill -INT "$PID"
-if wait_for 30 gone "$PID"; then
+if wait_until gone "$PID"; then
 	ok "Ctrl-C (SIGINT) ends the install"
 else
 	not_ok "Ctrl-C (SIGINT) ends the install" "still running 30 s later"
@@ -93,10 +82,7 @@ for how in "--verify-first" ""; do
 done
 
 # --------------------------------------------- waiting for the lock, on a terminal
-( exec 9>>"$STORE/.lock" && flock 9 && exec sleep 300 ) &
-HOLDER=$!
-CVM_BG_PIDS+=("$HOLDER")
-wait_for 30 held || not_ok "the test's lock holder took the lock"
+hold_lock
 TTYLOG=$TEST_TMP/tty.log
 CUDNNVM_NO_PROGRESS=1 script -qec "'$CUDNNVM' --root '$ROOT' --lock-timeout 1 cache clean" "$TTYLOG" \
 	>/dev/null 2>&1 </dev/null
@@ -107,8 +93,8 @@ check "on a terminal: 'waiting for the store lock' said once" \
 cvm --lock-timeout 1 cache clean
 assert_rc 5 "not on a terminal: exit 5 as well"
 check "not on a terminal: no 'waiting' line in the log" test "$(grep -c 'waiting for' "$CVM_ERRF")" = 0
-kill "$HOLDER"
-wait_for 30 free || not_ok "the test's lock holder let go"
+release_lock
+wait_until free || not_ok "the test's lock holder let go"
 
 # ------------------------------------------------- unknown keys in the config file
 cvm cache clean --all

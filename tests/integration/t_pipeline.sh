@@ -21,16 +21,10 @@ PORTFILE=$TEST_TMP/port
 python3 "$FIXTURES/httpd.py" "$MIR" "$PORTFILE" 600 &
 CVM_BG_PIDS+=("$!")
 URL=
-wait_state() { # CMD...: polls CMD until true; false after 600 s (a guard against a hang only)
-	local end=$((SECONDS + 600))
-	until "$@"; do
-		[ "$SECONDS" -ge "$end" ] && return 1
-		sleep 0.05
-	done
-}
-wait_state test -s "$PORTFILE" || { not_ok "the test mirror starts"; finish; }
+wait_until test -s "$PORTFILE" || { not_ok "the test mirror starts"; finish; }
 URL=http://127.0.0.1:$(cat "$PORTFILE")
 mode() { echo "$1" >"$MIR/.mode"; : >"$MIR/.log"; rm -f "$MIR/.go"; }
+# shellcheck disable=SC2317  # called through wait_until
 staged_files() { find "$STORE/.staging" -type f 2>/dev/null | grep -q .; }
 
 new_root
@@ -38,7 +32,7 @@ new_root
 # 1. the decode runs during the download
 mode hold
 cvm_bg hold -v --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
-if wait_state staged_files; then
+if wait_until staged_files; then
 	ok "files are extracted into staging while the end of the archive is still held back"
 else
 	not_ok "files are extracted into staging while the end of the archive is still held back"
@@ -61,7 +55,7 @@ cp "$A8" "$MIR/cudnn/linux-x86_64/$N8"
 flip_byte "$MIR/cudnn/linux-x86_64/$N8" $(($(stat -c %s "$A8") - 3))
 mode hold
 cvm_bg bad -v --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
-wait_state staged_files && ok "corrupt end: the decode started before the end arrived" ||
+wait_until staged_files && ok "corrupt end: the decode started before the end arrived" ||
 	not_ok "corrupt end: the decode started before the end arrived"
 touch "$MIR/.go"
 wait "${CVM_BG_PIDS[-1]}"

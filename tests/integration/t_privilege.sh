@@ -268,6 +268,10 @@ assert_rc 0 "verify once it is 0644 again: exit 0"
 
 # ------------------------------------------------- 4. the lock is root's
 chmod 0755 "$TEST_TMP"
+if ! why=$(as_other_ready nobody); then
+	# else "nobody cannot take the lock" would hold only because nobody cannot get there
+	not_ok "set-up: user nobody can reach the test folder" "$why"
+fi
 cvm --manifests "$MAN" install 9.1.0.70 --cuda 12.4 --archive "$(archive 9.1.0.70 12)"
 assert_rc 0 "install (takes the lock): exit 0"
 assert_mode "$STORE/.lock" 600 "STORE/.lock is 0600"
@@ -286,14 +290,11 @@ HELD=$TEST_TMP/nb-w/holds
 STOP=$TEST_TMP/holder-stop
 # shellcheck disable=SC2016  # for the holder's shell
 setpriv --reuid=nobody --regid=nogroup --clear-groups flock -s "$STORE/.lock" \
-	sh -c 'echo held >"$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 1200 ]; do sleep 0.1; i=$((i + 1)); done' \
+	sh -c 'echo held >"$1"; i=0; while [ ! -e "$2" ] && [ $i -lt 6000 ]; do sleep 0.05; i=$((i + 1)); done' \
 	sh "$HELD" "$STOP" >/dev/null 2>&1 &
 HOLDER=$!
 CVM_BG_PIDS+=("$HOLDER")
-for _ in $(seq 1 600); do
-	[ -s "$HELD" ] && break
-	sleep 0.1
-done
+wait_until test -s "$HELD"
 check "set-up: another user holds a shared flock on the old 0644 lock" test -s "$HELD"
 cvm --no-wait uninstall 9.1.0 --cuda 12.4
 assert_rc 0 "--no-wait uninstall while another user holds the old lock: exit 0 (not locked out)"

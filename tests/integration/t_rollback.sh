@@ -109,12 +109,10 @@ cvm use 9.1.0 --cuda 12.4
 smoke_fails "a library that kills the process loading it (abort)"
 
 make_stub "$lib910" libcudnn.so.9 90100 hang
-t0=$(now_ms)
+# The library would hang for 600 s, then load: a failure says the timeout cut it.
 CUDNNVM_SMOKE_TIMEOUT=2 cvm use 9.1.0 --cuda 12.4
-t1=$(now_ms)
 smoke_fails "a library that hangs when loaded, CUDNNVM_SMOKE_TIMEOUT=2"
-check "the hanging smoke test was cut at about 2 s (took $((t1 - t0)) ms)" test $((t1 - t0)) -lt 20000
-assert_output_matches "time|did not finish" "the message says the smoke test timed out"
+assert_err_contains "did not finish in 2 s: killed" "the message says the smoke test was cut at its timeout (2 s)"
 
 # --no-smoke: the broken version is activated as asked, and rollback works
 use_ok 9.1.0 --cuda 12.4 --no-smoke

@@ -23,7 +23,7 @@ cvm --json smoke --cuda 11.8
 assert_rc 77 "smoke --json exits 77 too"
 assert_json 'd["header_version"] == 8907 and d["library_version"] == 8907 and d["cudart_version"] == 11080' \
 	"smoke --json: header, library and cudart versions"
-assert_json '"skipped" in d["gpu"] and d["library"].endswith("/lib64/libcudnn.so.8")' \
+assert_json 'isinstance(d["gpu"]["skipped"], str) and d["gpu"]["skipped"] and d["gpu"]["passed"] is None and d["library"].endswith("/lib64/libcudnn.so.8")' \
 	"smoke --json: the library loaded through the toolkit, the GPU part skipped"
 cvm smoke --cuda 11.8 --no-gpu
 assert_rc 77 "smoke --no-gpu exits 77"
@@ -76,6 +76,15 @@ assert_output_matches "CUDA 12.4 .*programs load $CONDA/lib/libcudnn.so.9.* firs
 assert_out_contains "not the toolkit's own" "doctor flags that it is not the toolkit's own"
 assert_out_contains "lacks libcudnn_ops.so.9" "doctor flags the conda copy's missing sub-libraries"
 assert_out_contains "fix:" "each problem comes with a fix"
+LD_LIBRARY_PATH=$CONDA/lib cvm -q doctor
+assert_rc 1 "doctor -q with problems: exit 1"
+check "doctor -q prints only the problems and their fixes" \
+	test -z "$(grep -v -e '^problem: ' -e '^    fix: ' "$CVM_OUTF")" -a ! -s "$CVM_ERRF"
+assert_out_contains "$CONDA/lib" "doctor -q names the problem (the conda copy)"
+check "doctor -q: no list of copies, no summary" eval '! grep -q -e "copies found" -e "problems* found" "$CVM_OUTF"'
+cvm -q doctor
+assert_rc 0 "doctor -q without problems: exit 0"
+check "doctor -q without problems prints nothing" test ! -s "$CVM_OUTF" -a ! -s "$CVM_ERRF"
 LD_LIBRARY_PATH=$CONDA/lib cvm --json doctor
 assert_json 'len(d["copies"]) >= 3 and any(c["managed"] for c in d["copies"]) and d["problems"]' \
 	"doctor --json: three copies or more, one managed, problems listed"

@@ -79,10 +79,7 @@ readers() {
 	) &
 	CVM_BG_PIDS+=($!)
 	CAT_PID=$!
-	for i in $(seq 100); do
-		[ -e "$TEST_TMP/py.$tag.ready" ] && break
-		sleep 0.05
-	done
+	wait_until test -e "$TEST_TMP/py.$tag.ready"
 }
 
 # stop_readers TAG NAME: stop them and check they saw no failure.

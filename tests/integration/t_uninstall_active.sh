@@ -43,6 +43,8 @@ ldconfig_counter
 n=$(hist_lines 11.8)
 CUDNNVM_LDCONFIG=$LDCONFIG_PROG cvm uninstall 8.9.6 --cuda 11.8 --force
 assert_rc 0 "uninstall 8.9.6 --force (active for 11.8) exits 0"
+assert_output_contains "putting back $ID897, the version active before it" \
+	"uninstall --force says which version it puts back"
 after_uninstall "uninstall --force of the active 8.9.6" "$ID896"
 assert_uses "$TK11" 11.8 "$ID897" "uninstall --force: the previous version (8.9.7) is active again, with its links"
 check "uninstall --force: one journal line for the switch back" test "$(hist_lines 11.8)" = $((n + 1))
@@ -59,7 +61,7 @@ assert_unmanaged "$TK11" 11.8 "nothing to go back to: no active link, no toolkit
 check "the loader configuration changed: ldconfig ran" test "$(ld_calls)" = 1
 check "the journal records the deactivation (to none)" ends_with "$(journal 11.8 | tail -n 1)" " $ID897 -"
 cvm --json current --cuda 11.8
-assert_json 'all(e["id"] is None and e["version"] is None for e in d["active"] if e["cuda"] == "11.8")' "current --cuda 11.8: nothing active (no entry, or id null)"
+assert_json '[(e["cuda"], e["id"], e["version"]) for e in d["active"]] == [("11.8", None, None)]' "current --cuda 11.8: its entry, with id and version null"
 cvm --json current
 assert_json '[e["cuda"] for e in d["active"] if e["id"]] == ["12.4"]' "current: only 12.4 has an active version"
 assert_file "$LIB11/libcufft.so.10" "the toolkit's own files are still there"

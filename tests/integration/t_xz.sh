@@ -211,8 +211,9 @@ new_root
 CUDNNVM_FAULT=install-extracting cvm install 9.19.0 --cuda 13.0 --archive "$AB" --sha256 "$(sha256 "$AB")"
 assert_rc 137 "crash at install-extracting (--sha256, multi-block): SIGKILL"
 assert_absent "$STORE/versions/$ID" "crash at install-extracting: no version"
-sleep 0.2
-if pgrep -f -- "--root $ROOT " >/dev/null; then
+# the child ends when it sees its parent gone (PR_SET_PDEATHSIG): wait for that, not a time
+child_gone() { ! pgrep -f -- "--root $ROOT " >/dev/null; }
+if ! wait_until child_gone; then
 	not_ok "crash at install-extracting: the child died with its parent" "$(pgrep -a -f -- "--root $ROOT ")"
 else
 	ok "crash at install-extracting: the child died with its parent"

@@ -5,7 +5,8 @@
 /*
  * A minimal unit-test harness: each CHECK prints "ok - ..." or
  * "not ok - ..." (TAP style); tests/run.sh counts them. main() returns
- * unit_done(), non-zero when any check failed.
+ * unit_done(): it prints the plan "1..N" (tests/run.sh fails a binary that
+ * stopped before it) and is non-zero when any check failed.
  */
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,7 @@ static int unit_failed, unit_passed;
 
 static inline int unit_done(void)
 {
+	printf("1..%d\n", unit_passed + unit_failed);
 	fflush(stdout);
 	return unit_failed ? 1 : 0;
 }
