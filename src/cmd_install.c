@@ -795,7 +795,7 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	struct spec_bar sb = { .shown = 0 };
 	struct pipeline pl = { { &pl, pipeline_opened, pipeline_hashed, pipeline_restarted },
 			       .sfd = -1, .rfd = -1 };
-	struct cvm_cudnn_tree tree;
+	struct cvm_cudnn_tree tree = { .windows = false };
 	struct cvm_progress pr = { 0 };
 	struct cvm_record rec = { 0 };
 	struct rusage ru;
