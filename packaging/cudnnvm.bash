@@ -12,13 +12,13 @@ _cudnnvm_platforms="linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-
 _cudnnvm_options() {
 	local o
 	case $1 in
-	install) o="--cuda --archive --bundle --prefer-bundles --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use" ;;
+	install) o="--cuda --archive --bundle --prefer-bundles --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use --dry-run" ;;
 	fetch) o="--cuda --platform --connect-timeout --low-speed-time --retries" ;;
 	cache) o="--all" ;;
 	list) o="--available --cuda --platform" ;;
-	uninstall) o="--cuda --platform --force" ;;
-	use | rollback) o="--cuda --no-smoke --no-ldconfig" ;;
-	adopt) o="--cuda --no-ldconfig" ;;
+	uninstall) o="--cuda --platform --force --dry-run" ;;
+	use | rollback) o="--cuda --no-smoke --no-ldconfig --dry-run" ;;
+	adopt) o="--cuda --no-ldconfig --dry-run" ;;
 	env) o="--cuda --shell --force" ;;
 	exec) o="--cuda --force" ;;
 	smoke) o="--cuda --no-gpu --device --all-devices" ;;

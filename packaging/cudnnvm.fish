@@ -188,6 +188,7 @@ complete -c cudnnvm -n '__cudnnvm_is use uninstall env exec prefix verify; and _
 complete -c cudnnvm -n '__cudnnvm_is uninstall' -l force -d 'even while active or mapped'
 complete -c cudnnvm -n '__cudnnvm_is use rollback' -l no-smoke -d 'skip the smoke test'
 complete -c cudnnvm -n '__cudnnvm_is use rollback adopt' -l no-ldconfig -d 'do not run ldconfig'
+complete -c cudnnvm -n '__cudnnvm_is install use rollback uninstall adopt' -l dry-run -d 'print every change, make none'
 complete -c cudnnvm -n '__cudnnvm_is env' -l shell -x -a 'sh bash zsh fish pwsh' -d 'the shell syntax'
 complete -c cudnnvm -n '__cudnnvm_is exec; and contains -- -- (commandline -opc)' -a '(__fish_complete_subcommand --fcs-skip=4)'
 complete -c cudnnvm -n '__cudnnvm_is smoke' -l no-gpu -d 'the loader part only'

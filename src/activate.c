@@ -18,6 +18,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/journal.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/smoke.h"
@@ -29,20 +30,25 @@ void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len)
 
 static int set_active(struct cvm_store *s, const char *cuda, const char *to)
 {
-	char name[64], target[256];
+	char name[64], target[256], shown[4096], dir[4096];
 	int r;
 
 	r = cvm_fmt(name, sizeof(name), "active/cuda-%s", cuda);
 	if (r == 0 && to)
 		r = cvm_fmt(target, sizeof(target), "../versions/%s", to);
+	if (r == 0)
+		r = cvm_fmt(shown, sizeof(shown), "%s/%s", s->display, name);
+	if (r == 0)
+		r = cvm_fmt(dir, sizeof(dir), "%s/active", s->display);
 	if (r < 0)
 		return r;
-	if (mkdirat(s->fd, "active", 0755) < 0 && errno != EEXIST)
-		return -errno;
+	r = cvm_do_mkdir_at(s->fd, "active", 0755, dir);
+	if (r < 0)
+		return r;
 	if (to)
-		r = cvm_symlink_replace_at(s->fd, target, name);
-	else if (unlinkat(s->fd, name, 0) < 0 && errno != ENOENT)
-		r = -errno;
+		r = cvm_do_symlink_replace_at(s->fd, target, name, shown);
+	else
+		r = cvm_do_unlink_at(s->fd, name, shown);
 	if (r == 0) {
 		int fd = openat(s->fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd >= 0) {
@@ -65,6 +71,7 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	struct cvm_switch sw = {
 		.store = &ctx->store, .root = ctx->root, .tk = tk, .cuda = cuda,
 		.from = from, .to = to, .no_ldconfig = o->no_ldconfig, .adopt = o->adopt,
+		.files = o->files, .nfiles = o->nfiles,
 	};
 	bool adopt_again = o->adopt && from && to && !strcmp(from, to);
 	bool journaled = !o->no_journal && !adopt_again &&
@@ -173,7 +180,8 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
 	prev = cvm_active_get(&ctx->store, cuda, from, sizeof(from)) == 0 ? from : NULL;
-	if (to) {
+	/* A dry adopt's version is not in the store yet: the copy would write its record. */
+	if (to && !o->files) {
 		r = check_record(ctx, to);
 		if (r < 0)
 			return r;
@@ -188,6 +196,11 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 	if (r < 0 && (!switched || o->adopt || (prev && to && !strcmp(prev, to))))
 		return r;
 	if (r == 0 && (!to || o->no_smoke))
+		return 0;
+	/* It loads what the switch made: a dry run made none. */
+	if (r == 0 && cvm_plan_describe("run the smoke test of", to, NULL, "for CUDA %s (a failure "
+					"%s)", cuda, prev && strcmp(prev, to) ?
+					"puts the previous version back" : "deactivates it"))
 		return 0;
 	if (r == 0) {
 		struct cvm_smoke_opts so = { .device = -1 };

@@ -25,6 +25,7 @@
 #include "cudnnvm/fault.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/proc.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/trust.h"
@@ -149,7 +150,25 @@ static int wanted(const struct cvm_switch *sw, const char *id, struct links *out
 	r = toolkit_dirs(sw, inc, lib, sizeof(inc));
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < 2; i++) {
+	for (size_t i = 0; i < 2 && sw->files; i++) {
+		/* A dry adopt: the names the version would have. */
+		size_t sl = strlen(parts[i].sub);
+		const char *dir = i ? lib : inc;
+		for (size_t k = 0; k < sw->nfiles && r == 0; k++) {
+			const char *f = sw->files[k];
+			if (strncmp(f, parts[i].sub, sl) || f[sl] != '/' ||
+			    strncmp(f + sl + 1, parts[i].prefix, strlen(parts[i].prefix)))
+				continue;
+			r = cvm_fmt(path, sizeof(path), "%s/%s", dir, f + sl + 1);
+			if (r == 0)
+				r = link_body(sw, dir, parts[i].sub, f + sl + 1, body, sizeof(body));
+			if (r == 0)
+				r = links_add(out, path, body);
+		}
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < 2 && !sw->files; i++) {
 		DIR *d;
 		struct dirent *de;
 		const char *dir = i ? lib : inc;
@@ -213,15 +232,20 @@ static int read_record(const struct cvm_switch *sw, struct links *out)
 
 static int write_record(const struct cvm_switch *sw, const struct links *a, const struct links *b)
 {
-	char name[128], *text = NULL;
+	char name[128], shown[PATH_MAX], *text = NULL;
 	size_t len = 0, cap = 0;
 	int r;
 
 	r = record_name(sw, name, sizeof(name));
+	if (r == 0)
+		r = cvm_fmt(shown, sizeof(shown), "%s/toolkits", sw->store->display);
 	if (r < 0)
 		return r;
-	if (mkdirat(sw->store->fd, "toolkits", 0755) < 0 && errno != EEXIST)
-		return -errno;
+	r = cvm_do_mkdir_at(sw->store->fd, "toolkits", 0755, shown);
+	if (r == 0)
+		r = cvm_fmt(shown, sizeof(shown), "%s/%s", sw->store->display, name);
+	if (r < 0)
+		return r;
 	for (int k = 0; k < 2; k++) {
 		const struct links *l = k ? b : a;
 		for (size_t i = 0; l && i < l->n; i++) {
@@ -242,9 +266,9 @@ static int write_record(const struct cvm_switch *sw, const struct links *a, cons
 	}
 	if (!len) {
 		free(text);
-		return unlinkat(sw->store->fd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+		return cvm_do_unlink_at(sw->store->fd, name, shown);
 	}
-	r = cvm_write_file_at(sw->store->fd, name, text, len, 0644);
+	r = cvm_do_write_file_at(sw->store->fd, name, text, len, 0644, shown);
 	free(text);
 	return r;
 }
@@ -295,6 +319,9 @@ static bool same_as_version(const struct cvm_switch *sw, const char *path, const
 	const char *p = strstr(body, "/active/cuda-");
 	ssize_t k1, k2;
 
+	/* A dry adopt: the version would be copied from this very file. */
+	if (sw->files)
+		return true;
 	/* body ends in ".../active/cuda-X.Y/<sub>/<name>": the same file in versions/<to>/. */
 	p = p ? strchr(p + 13, '/') : NULL;
 	if (!p || cvm_fmt(rel, sizeof(rel), "versions/%s%s", sw->to, p) < 0 ||
@@ -315,15 +342,20 @@ static bool same_as_version(const struct cvm_switch *sw, const char *path, const
 /* adopt: keeps the original (a hard link: no copy) before it is replaced. */
 static void backup(const struct cvm_switch *sw, const char *path)
 {
-	char host[PATH_MAX], dst[PATH_MAX], dir[PATH_MAX];
+	char host[PATH_MAX], dst[PATH_MAX], dir[PATH_MAX], shown[PATH_MAX];
 	const char *name = path ? strrchr(path, '/') : NULL;
+	const char *sub = path && strstr(path, "/include/") ? "include" : "lib";
+	int r;
 
 	if (!name || !sw->to || host_path(sw, host, sizeof(host), path) < 0 ||
-	    cvm_fmt(dir, sizeof(dir), "%s/backups/%s/%s", sw->store->path, sw->to,
-		    strstr(path, "/include/") ? "include" : "lib") < 0 ||
-	    cvm_fmt(dst, sizeof(dst), "%s%s", dir, name) < 0 || cvm_mkdir_p_at(AT_FDCWD, dir, 0755) < 0)
+	    cvm_fmt(dir, sizeof(dir), "%s/backups/%s/%s", sw->store->path, sw->to, sub) < 0 ||
+	    cvm_fmt(dst, sizeof(dst), "%s%s", dir, name) < 0 ||
+	    cvm_fmt(shown, sizeof(shown), "%s/backups/%s/%s%s", sw->store->display, sw->to, sub,
+		    name) < 0 ||
+	    cvm_do_mkdir_p(dir, 0755, sw->root) < 0)
 		return;
-	if (link(host, dst) < 0 && errno != EEXIST) {
+	r = cvm_do_link(host, dst, path, shown);
+	if (r < 0 && r != -EEXIST) {
 		struct stat st;
 		if (lstat(host, &st) == 0 && S_ISLNK(st.st_mode)) {
 			char body[PATH_MAX];
@@ -339,7 +371,7 @@ static void backup(const struct cvm_switch *sw, const char *path)
 	}
 }
 
-static int replace_with_link(const char *host, const char *body)
+static int replace_with_link(const char *host, const char *body, const char *shown)
 {
 	char dir[PATH_MAX], *slash;
 	int dfd, r;
@@ -352,7 +384,7 @@ static int replace_with_link(const char *host, const char *body)
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	r = cvm_symlink_replace_at(dfd, body, slash + 1);
+	r = cvm_do_symlink_replace_at(dfd, body, slash + 1, shown);
 	close(dfd);
 	return r;
 }
@@ -479,17 +511,17 @@ static int prepare(const struct cvm_switch *sw)
 		if (st == 1)
 			continue;
 		r = host_path(sw, host, sizeof(host), want.path[i]);
-		if (r == 0 && st == 0 && symlink(want.target[i], host) < 0) {
-			r = -errno;
+		if (r == 0 && st == 0) {
+			r = cvm_do_symlink_at(AT_FDCWD, want.target[i], host, want.path[i]);
 		} else if (r == 0 && st >= 2 && sw->adopt &&
 			   same_as_version(sw, want.path[i], want.target[i])) {
 			/* The path never stops resolving to these bytes: rename over it. */
 			backup(sw, want.path[i]);
-			r = replace_with_link(host, want.target[i]);
+			r = replace_with_link(host, want.target[i], want.path[i]);
 			cvm_fault("adopt-replacing");
 		} else if (r == 0 && st == 3) {
 			/* One of ours with another body (a store that moved): replaced atomically. */
-			r = replace_with_link(host, want.target[i]);
+			r = replace_with_link(host, want.target[i], want.path[i]);
 		} else if (r == 0 && st == 2) {
 			/* Recorded as ours but a file now: never overwritten. */
 			r = cvm_err(-CVM_E_CONFLICT, "'%s' is a file, not the link cudnnvm made there "
@@ -577,6 +609,9 @@ static int run_ldconfig(const struct cvm_switch *sw)
 		cvm_warn("the loader cache may be stale until ldconfig runs");
 		return 0;
 	}
+	if (cvm_plan_describe("run", prog, NULL, "%s%s%s(to rebuild the loader cache)",
+			      sw->root[0] ? "-r " : "", sw->root, sw->root[0] ? " " : ""))
+		return 0;
 	cvm_verbose("running %s%s%s", prog, sw->root[0] ? " -r " : "", sw->root);
 	/* Through the one spawn function: no descriptor of ours inherited, a deadline. */
 	r = cvm_proc_capture(argv, NULL, true, LDCONFIG_TIMEOUT_MS, out, sizeof(out), &status);
@@ -643,6 +678,7 @@ static void warn_shared_sonames(const struct cvm_switch *sw, const char *mine)
 static int update_loader(const struct cvm_switch *sw)
 {
 	char dir[PATH_MAX], name[64], want[PATH_MAX], *have = NULL, before[4096], after[4096];
+	char shown[PATH_MAX];
 	bool changed = false;
 	int dfd, r;
 
@@ -653,24 +689,28 @@ static int update_loader(const struct cvm_switch *sw)
 		r = cvm_fmt(want, sizeof(want), "%s/active/cuda-%s/lib\n", sw->store->display, sw->cuda);
 	if (r < 0)
 		return r;
-	r = cvm_mkdir_p_at(AT_FDCWD, dir, 0755);
+	r = cvm_do_mkdir_p(dir, 0755, sw->root);
 	dfd = r < 0 ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
+	/* A dry run does not make the folder: then it holds no file of ours either. */
+	if (dfd < 0 && !(r == 0 && errno == ENOENT && cvm_plan_dry()))
 		return cvm_err(r < 0 ? r : -errno, "cannot open '%s/etc/ld.so.conf.d': %s",
 			       cvm_safe(sw->root), strerror(r < 0 ? -r : errno));
-	if (cvm_read_file_at(dfd, name, 1 << 16, &have, NULL) < 0)
+	if (dfd < 0 || cvm_read_file_at(dfd, name, 1 << 16, &have, NULL) < 0)
 		have = NULL;
+	if (cvm_fmt(shown, sizeof(shown), "/etc/ld.so.conf.d/%s", name) < 0)
+		shown[0] = '\0';
 	if (sw->to && *sw->to) {
 		if (!have || strcmp(have, want)) {
-			r = cvm_write_file_at(dfd, name, want, strlen(want), 0644);
+			r = cvm_do_write_file_at(dfd, name, want, strlen(want), 0644, shown);
 			changed = true;
 		}
 	} else if (have) {
-		r = unlinkat(dfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+		r = cvm_do_unlink_at(dfd, name, shown);
 		changed = true;
 	}
 	free(have);
-	close(dfd);
+	if (dfd >= 0)
+		close(dfd);
 	if (r < 0)
 		return cvm_err(r, "cannot write '/etc/ld.so.conf.d/%s': %s", name, strerror(-r));
 	sonames(sw, sw->from, before, sizeof(before));
@@ -709,9 +749,9 @@ static int finish(const struct cvm_switch *sw)
 			continue;
 		}
 		if (st == 3 && host_path(sw, host, sizeof(host), have.path[i]) == 0 &&
-		    unlink(host) < 0 && errno != ENOENT) {
-			r = cvm_err(-errno, "cannot remove the link '%s': %s", cvm_safe(have.path[i]),
-				    strerror(errno));
+		    (r = cvm_do_unlink_at(AT_FDCWD, host, have.path[i])) < 0) {
+			r = cvm_err(r, "cannot remove the link '%s': %s", cvm_safe(have.path[i]),
+				    strerror(-r));
 			goto out;
 		}
 		cvm_fault("use-unlinking");

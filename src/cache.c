@@ -12,6 +12,7 @@
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 
 #define NVIDIA_REDIST "https://developer.download.nvidia.com/compute/cudnn/redist/"
 
@@ -38,12 +39,18 @@ bool cvm_mirror_is_nvidia(const char *mirror)
 
 int cvm_cache_dir(struct cvm_ctx *ctx)
 {
-	int fd;
+	char shown[4096];
+	int fd, r;
 
-	if (mkdirat(ctx->store.fd, "cache", 0755) < 0 && errno != EEXIST)
-		return cvm_err(-errno, "cannot create '%s/cache': %s", cvm_safe(ctx->store.display),
-			       strerror(errno));
+	snprintf(shown, sizeof(shown), "%s/cache", ctx->store.display);
+	r = cvm_do_mkdir_at(ctx->store.fd, "cache", 0755, shown);
+	if (r < 0)
+		return cvm_err(r, "cannot create '%s/cache': %s", cvm_safe(ctx->store.display),
+			       strerror(-r));
 	fd = openat(ctx->store.fd, "cache", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	/* A dry run did not make it: nothing is cached. */
+	if (fd < 0 && errno == ENOENT && cvm_plan_dry())
+		return -ENOENT;
 	if (fd < 0)
 		return cvm_err(-errno, "cannot open '%s/cache': %s", cvm_safe(ctx->store.display),
 			       strerror(errno));
@@ -58,12 +65,12 @@ int cvm_cache_open(struct cvm_ctx *ctx, const struct cvm_build *b, bool offline,
 
 	*verified = false;
 	dfd = cvm_cache_dir(ctx);
-	if (dfd < 0)
+	if (dfd < 0 && dfd != -ENOENT)
 		return dfd;
 	r = cvm_fmt(path, len, "%s/cache/%s", ctx->store.display, b->file_name);
 	if (r < 0)
 		goto out;
-	if (!fresh) {
+	if (!fresh && dfd >= 0) {
 		fd = openat(dfd, b->file_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
 		if (fd >= 0) {
 			cvm_verbose("using the cached %s", path);
@@ -86,12 +93,18 @@ int cvm_cache_open(struct cvm_ctx *ctx, const struct cvm_build *b, bool offline,
 		r = cvm_fmt(url, sizeof(url), "%s%s", mirror, b->relative_path);
 	if (r < 0)
 		goto out;
+	if (cvm_plan_describe("download", url, NULL, "(%s%llu bytes) to %s", b->has_size ? "" : "? ",
+			      (unsigned long long)(b->has_size ? b->size : 0), cvm_safe(path))) {
+		r = -ECANCELED;
+		goto out;
+	}
 	cvm_info("downloading %s", url);
 	r = cvm_fetch(url, dfd, b->file_name, b->has_size ? b->size : 0, b->sha256, fo);
 	if (r >= 0)
 		*verified = true;
 out:
-	close(dfd);
+	if (dfd >= 0)
+		close(dfd);
 	return r;
 }
 
@@ -101,6 +114,12 @@ void cvm_cache_discard(struct cvm_ctx *ctx, const struct cvm_build *b)
 
 	if (dfd < 0)
 		return;
+	char shown[4096];
+	snprintf(shown, sizeof(shown), "%s/cache/%s", ctx->store.display, b->file_name);
+	if (cvm_plan_describe("remove", shown, NULL, "(it failed verification)")) {
+		close(dfd);
+		return;
+	}
 	if (unlinkat(dfd, b->file_name, 0) == 0)
 		cvm_warn("removed the cached %s: it failed verification", b->file_name);
 	close(dfd);

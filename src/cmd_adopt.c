@@ -29,6 +29,7 @@
 #include "cudnnvm/journal.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/release.h"
 #include "cudnnvm/ccgate.h"
@@ -211,6 +212,27 @@ static int identify(const char *root, const char *inc, const char *lib, const st
 	return 0;
 }
 
+/* A dry run: each copy into the store, and the version it makes. */
+static int plan_copy(struct cvm_ctx *ctx, const char *inc, const char *lib, const struct found *f,
+		     const char *id)
+{
+	char src[PATH_MAX], dst[PATH_MAX];
+
+	for (size_t i = 0; i < f->n; i++) {
+		bool is_inc = !strncmp(f->names[i], "include/", 8);
+		if (cvm_fmt(src, sizeof(src), "%s/%s", is_inc ? inc : lib,
+			    f->names[i] + (is_inc ? 8 : 4)) < 0 ||
+		    cvm_fmt(dst, sizeof(dst), "%s/versions/%s/%s", ctx->store.display, id,
+			    f->names[i]) < 0)
+			return -ENAMETOOLONG;
+		cvm_plan_describe("copy", src, NULL, "to %s", cvm_safe(dst));
+	}
+	if (cvm_fmt(dst, sizeof(dst), "%s/versions/%s", ctx->store.display, id) < 0)
+		return -ENAMETOOLONG;
+	cvm_plan_describe("create", dst, NULL, "(the %zu files above, with its record)", f->n);
+	return 0;
+}
+
 static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *inc,
 		      const char *lib, const struct found *f, const char *id,
 		      const struct cvm_version *v, const char *release)
@@ -221,6 +243,8 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const c
 	char staged[256] = "", src[PATH_MAX], from[PATH_MAX + 32];
 	int sfd = -1, r;
 
+	if (cvm_plan_dry())
+		return plan_copy(ctx, inc, lib, f, id);
 	r = cvm_store_stage(&ctx->store, id, staged, sizeof(staged), &sfd);
 	if (r < 0)
 		return r;
@@ -295,6 +319,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "cuda", required_argument, NULL, 'c' },
 		{ "no-ldconfig", no_argument, NULL, 'L' },
+		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -365,14 +390,24 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 		r = stage_copy(ctx, &tk, inc, lib, &f, id, &v, release);
 		if (r < 0)
 			goto out;
-		cvm_verbose("copied %zu files of cuDNN %s into %s", f.n, release, id);
+		/* A dry run copied nothing: the switch is planned from the toolkit's names. */
+		if (cvm_plan_dry()) {
+			o.files = f.names;
+			o.nfiles = f.n;
+		} else {
+			cvm_verbose("copied %zu files of cuDNN %s into %s", f.n, release, id);
+		}
 	}
 	r = cvm_activate(ctx, &tk, id, &o);
 	if (r < 0)
 		goto out;
-	cvm_info("adopted cuDNN %s of CUDA %s (%s) as %s: its %zu files are links into the store "
-		 "now (originals kept in %s/backups/%s)", release, cuda, tk.display, id, f.n,
-		 ctx->store.display, id);
+	if (cvm_plan_dry())
+		cvm_info("dry run: cuDNN %s of CUDA %s (%s) would be adopted as %s (%zu files); "
+			 "nothing was changed", release, cuda, tk.display, id, f.n);
+	else
+		cvm_info("adopted cuDNN %s of CUDA %s (%s) as %s: its %zu files are links into the "
+			 "store now (originals kept in %s/backups/%s)", release, cuda, tk.display, id,
+			 f.n, ctx->store.display, id);
 out:
 	for (size_t i = 0; i < f.n; i++)
 		free(f.names[i]);

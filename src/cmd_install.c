@@ -32,6 +32,7 @@
 #include "cudnnvm/json.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/release.h"
 #include "cudnnvm/ccgate.h"
@@ -111,6 +112,7 @@ static int parse(struct install *in, int argc, char **argv)
 		{ "use", no_argument, NULL, 'U' },
 		{ "bundle", required_argument, NULL, 'B' },
 		{ "prefer-bundles", no_argument, NULL, 'b' },
+		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -299,7 +301,8 @@ static int check_content(int dirfd, struct install *in, const char *staged, stru
 	struct cvm_version v;
 	int r;
 
-	r = cvm_cudnn_check_tree(dirfd, in->archive, t);
+	/* A dry run's tree was checked from the archive's entries (cvm_extract_check). */
+	r = dirfd >= 0 ? cvm_cudnn_check_tree(dirfd, in->archive, t) : 0;
 	if (r < 0)
 		return r;
 	cvm_version_parse(in->version, &v);
@@ -363,6 +366,8 @@ static int report(const struct cvm_ctx *ctx, struct install *in, bool already)
 	if (!cvm_out.json) {
 		if (already)
 			cvm_info("%s is already installed in %s (--force reinstalls it)", in->id, path);
+		else if (cvm_plan_dry())
+			cvm_info("dry run: %s would be installed in %s; nothing was changed", in->id, path);
 		else
 			cvm_info("installed %s in %s", in->id, path);
 		return 0;
@@ -716,6 +721,29 @@ static int relink_active(struct cvm_ctx *ctx, const struct install *in, int argc
 }
 
 /*
+ * A dry run, once the archive is verified and its entries checked (or its
+ * download described): what the extraction and the commit would make, and
+ * install's report.
+ */
+static int plan_install(struct cvm_ctx *ctx, struct install *in, const char *from, uint64_t size)
+{
+	char shown[4096];
+
+	snprintf(shown, sizeof(shown), "%s/versions/%s", ctx->store.display, in->id);
+	cvm_plan_describe(in->force && cvm_store_has(&ctx->store, in->id) ? "replace" : "create",
+			  shown, NULL, "(extracted from %s, %llu bytes)", cvm_safe(from),
+			  (unsigned long long)size);
+	cvm_modulefiles_refresh(ctx);
+	/* The toolkits it is active for would be linked again (from the tree installed now). */
+	if (in->force && cvm_store_has(&ctx->store, in->id)) {
+		int r = relink_active(ctx, in, 0, NULL);
+		if (r < 0)
+			return r;
+	}
+	return report(ctx, in, false);
+}
+
+/*
  * --prefer-bundles: MIRROR/bundles/<id>.tar.zst, else .tar (as 'cudnnvm
  * export' names them). -CVM_E_NOTFOUND when the mirror has neither: the
  * archive is installed, as without the option.
@@ -790,51 +818,6 @@ static int resolve(struct cvm_ctx *ctx, struct install *in, struct cvm_catalogue
 	return r < 0 ? r : 1;
 }
 
-/*
- * The archive from the cache, else the mirror: its descriptor (hashed
- * exactly once: a cached file checked here, a download as it arrives, with
- * the speculative pipeline pl set up when it may run). -errno or -CVM_E_*.
- */
-static int acquire(struct cvm_ctx *ctx, struct install *in, struct pipeline *pl,
-		   struct cvm_extract_opts *xo, char *why, size_t wlen)
-{
-	int fd;
-
-	if (!in->verify_first && speculate(in, why, wlen)) {
-		pl->ctx = ctx;
-		pl->in = in;
-		pl->xo = xo;
-		xo->archive_size = in->build->has_size ? in->build->size : 0;
-		xo->max_bytes = xo->archive_size * 16 + (64u << 20);
-		xo->jobs = 1;
-		xo->follow = true;
-		in->fo.hooks = &pl->hooks;
-	}
-	fd = cvm_cache_open(ctx, in->build, in->offline, false, &in->fo, in->cache_path,
-			    sizeof(in->cache_path), &in->verified);
-	if (fd >= 0 && !in->verified) {
-		if (cvm_cache_check(fd, in->build, in->cache_path) == 0) {
-			in->verified = true;
-		} else {
-			close(fd);
-			cvm_cache_discard(ctx, in->build);
-			fd = in->offline ? -CVM_E_INTEGRITY
-					 : cvm_cache_open(ctx, in->build, false, true, &in->fo,
-							  in->cache_path, sizeof(in->cache_path),
-							  &in->verified);
-		}
-	}
-	if (fd < 0 || pl->error) {
-		if (fd >= 0)
-			close(fd);
-		fd = fd < 0 ? fd : pl->error;
-		pipeline_stop(pl);
-		return fd;
-	}
-	in->archive = in->cache_path;
-	return fd;
-}
-
 static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct install *in)
 {
 	struct cvm_catalogue cat = { 0 };
@@ -844,7 +827,7 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	struct spec_bar sb = { .shown = 0 };
 	struct pipeline pl = { { &pl, pipeline_opened, pipeline_hashed, pipeline_restarted },
 			       .sfd = -1, .rfd = -1 };
-	struct cvm_cudnn_tree tree;
+	struct cvm_cudnn_tree tree = { .windows = false };
 	struct cvm_progress pr = { 0 };
 	struct cvm_record rec = { 0 };
 	struct stat st;
@@ -859,6 +842,9 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	r = parse(in, argc, argv);
 	if (r == 0 && in->use)
 		r = cvm_cli_refuse_user(ctx, "install --use");
+	if (r == 0 && (in->bundle || in->prefer_bundles) && cvm_plan_dry())
+		r = cvm_usage("install", "--dry-run does not take %s yet (a bundle is checked as it "
+			      "is unpacked)", in->bundle ? "--bundle" : "--prefer-bundles");
 	if (r == 0 && in->bundle)
 		return install_bundle(ctx, in, NULL);
 	if (r == 0)
@@ -888,11 +874,45 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 				      "archive otherwise)");
 			goto out;
 		}
-		fd = acquire(ctx, in, &pl, &xo, why, sizeof(why));
-		if (fd < 0) {
-			r = fd;
+		/*
+		 * The cache, else the mirror. Either way the descriptor is hashed
+		 * exactly once: a cached file is checked here, a download as it arrives.
+		 */
+		if (!in->verify_first && !cvm_plan_dry() && speculate(in, why, sizeof(why))) {
+			pl.ctx = ctx;
+			pl.in = in;
+			pl.xo = &xo;
+			xo.archive_size = in->build->has_size ? in->build->size : 0;
+			xo.max_bytes = xo.archive_size * 16 + (64u << 20);
+			xo.jobs = 1;
+			xo.follow = true;
+			in->fo.hooks = &pl.hooks;
+		}
+		fd = cvm_cache_open(ctx, in->build, in->offline, false, &in->fo, in->cache_path,
+				    sizeof(in->cache_path), &in->verified);
+		if (fd >= 0 && !in->verified) {
+			if (cvm_cache_check(fd, in->build, in->cache_path) == 0) {
+				in->verified = true;
+			} else {
+				close(fd);
+				cvm_cache_discard(ctx, in->build);
+				fd = in->offline ? -CVM_E_INTEGRITY
+						: cvm_cache_open(ctx, in->build, false, true, &in->fo,
+								 in->cache_path, sizeof(in->cache_path),
+								 &in->verified);
+			}
+		}
+		if (fd == -ECANCELED) {
+			/* A dry run: the download is described; so is what would follow it. */
+			r = plan_install(ctx, in, in->cache_path, in->build->has_size ? in->build->size : 0);
 			goto out;
 		}
+		if (fd < 0 || pl.error) {
+			r = fd < 0 ? fd : pl.error;
+			pipeline_stop(&pl);
+			goto out;
+		}
+		in->archive = in->cache_path;
 	}
 
 	/* One descriptor from here on: what is hashed is what is extracted. */
@@ -918,7 +938,7 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 	xo.max_bytes = (uint64_t)st.st_size * 16 + (64u << 20);
 	xo.jobs = in->jobs ? in->jobs : default_jobs();
 	xo.follow = false;
-	spec = !in->verified && speculate(in, why, sizeof(why));
+	spec = !in->verified && !cvm_plan_dry() && speculate(in, why, sizeof(why));
 	t0 = cvm_now_ms();
 	if (pl.child) {
 		/* The download matched its hash: the child may read it to the end. */
@@ -1012,6 +1032,15 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		}
 		if (r < 0)
 			goto out;
+	}
+	/* Verified and named: a dry run reads its entries and stops before the first byte is written. */
+	if (cvm_plan_dry()) {
+		r = cvm_extract_check(fd, in->archive, &xo, &tree);
+		if (r == 0)
+			r = check_content(-1, in, NULL, &tree);
+		if (r == 0)
+			r = plan_install(ctx, in, in->archive, hashed);
+		goto out;
 	}
 	if (child) {
 		r = cvm_extract_child_wait(child, &x, spec_tick, &sb);
@@ -1163,6 +1192,10 @@ static int use_installed(struct cvm_ctx *ctx, const struct install *in)
 	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
 	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
 		before[0] = '\0';
+	/* A dry run installed nothing that use could switch to: what it would do is said. */
+	if (!in->already && cvm_plan_describe("activate", in->id, NULL, "for CUDA %s (%s), as "
+					      "'cudnnvm use' does", cuda, tk.display))
+		goto out;
 	optind = 0;	/* a full reset for use's getopt */
 	r = cvm_cmd_use(ctx, 4, av);
 	if (r < 0 || !cvm_out.json)

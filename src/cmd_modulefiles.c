@@ -27,6 +27,7 @@
 #include "cudnnvm/lock.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/version.h"
 
@@ -596,6 +597,8 @@ void cvm_modulefiles_refresh(struct cvm_ctx *ctx)
 			 "lua or tcl: the modulefiles were not rewritten");
 		return;
 	}
+	if (cvm_plan_describe("rewrite the modulefiles in", dir, NULL, "(modules = in /etc/cudnnvm.conf)"))
+		return;
 	if (cvm_root_path(ctx, host, sizeof(host), dir) < 0 || generate(ctx, host, tcl, NULL, true) < 0)
 		cvm_warn("the modulefiles in '%s' were not rewritten: run 'cudnnvm modulefiles %s'",
 			 cvm_safe(dir), cvm_safe(dir));

@@ -11,6 +11,7 @@
 #include "cudnnvm/journal.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/store.h"
 
 static int installed(void *arg, const char *id)
@@ -22,6 +23,7 @@ int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CVM_ACTIVATE_LONGOPTS,
+		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -73,8 +75,9 @@ int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
 		r = cvm_json_print(j);
 		cvm_json_free(j);
 	} else {
-		cvm_info("CUDA %s (%s) rolled back to %s%s%s", cuda, tk.display, to,
-			 cur[0] ? ", was " : "", cur);
+		cvm_info("%sCUDA %s (%s) %s %s%s%s%s", cvm_plan_dry() ? "dry run: " : "", cuda,
+			 tk.display, cvm_plan_dry() ? "would roll back to" : "rolled back to", to,
+			 cur[0] ? ", was " : "", cur, cvm_plan_dry() ? "; nothing was changed" : "");
 	}
 out:
 	free(e);

@@ -13,6 +13,7 @@
 #include "cudnnvm/journal.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/proc.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/version.h"
@@ -60,7 +61,7 @@ static int deactivate(struct cvm_ctx *ctx, const char *id, const char *cuda, int
 			 "it: the toolkit is left without a managed cuDNN", id, cuda);
 	}
 	r = cvm_activate(ctx, &tk, to, &o);
-	if (r == 0)
+	if (r == 0 && !cvm_plan_dry())
 		cvm_info("CUDA %s: %s%s", cuda, to ? "back to " : "no cuDNN active now", to ? to : "");
 out:
 	free(e);
@@ -106,6 +107,7 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 		{ "cuda", required_argument, NULL, 'c' },
 		{ "platform", required_argument, NULL, 'p' },
 		{ "force", no_argument, NULL, 'f' },
+		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -184,7 +186,8 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 		cvm_json_print(o);
 		cvm_json_free(o);
 	} else {
-		cvm_info("removed %s", ids[0]);
+		cvm_info("%s%s%s", cvm_plan_dry() ? "dry run: " : "removed ", ids[0],
+			 cvm_plan_dry() ? " would be removed; nothing was changed" : "");
 	}
 out:
 	cvm_strv_free(ids, n);

@@ -10,6 +10,7 @@
 #include "cudnnvm/json.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -18,6 +19,7 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CVM_ACTIVATE_LONGOPTS,
+		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
@@ -64,6 +66,9 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	} else if (!strcmp(before, id)) {
 		cvm_info("%s was already active for CUDA %s (%s); its links are in order", id, cuda,
 			 tk.display);
+	} else if (cvm_plan_dry()) {
+		cvm_info("dry run: CUDA %s (%s) would use %s%s%s; nothing was changed", cuda,
+			 tk.display, id, before[0] ? ", was " : "", before);
 	} else {
 		cvm_info("CUDA %s (%s) now uses %s%s%s", cuda, tk.display, id,
 			 before[0] ? ", was " : "", before);

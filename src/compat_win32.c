@@ -646,6 +646,21 @@ int symlinkat(const char *target, int dirfd, const char *name)
 	return -1;
 }
 
+int link(const char *from, const char *to)
+{
+	wchar_t *a = cvm_wpath_at(AT_FDCWD, from), *b = a ? cvm_wpath_at(AT_FDCWD, to) : NULL;
+	BOOL ok;
+
+	if (!b) {
+		free(a);
+		return -1;
+	}
+	ok = CreateHardLinkW(b, a, NULL);
+	free(a);
+	free(b);
+	return ok ? 0 : fail_win();
+}
+
 int faccessat(int dirfd, const char *name, int mode, int flags)
 {
 	wchar_t *w = cvm_wpath_at(dirfd, name);

@@ -146,7 +146,7 @@ static bool is_file(int dirfd, const char *path)
 	return fstatat(dirfd, path, &st, 0) == 0 && S_ISREG(st.st_mode);
 }
 
-int cvm_cudnn_check_tree(int dirfd, const char *name, struct cvm_cudnn_tree *t)
+int cvm_cudnn_check_src(const struct cvm_cudnn_src *src, const char *name, struct cvm_cudnn_tree *t)
 {
 	static const char *const headers[] = { "include/cudnn_version.h", "include/cudnn.h" };
 	char *text = NULL;
@@ -155,7 +155,7 @@ int cvm_cudnn_check_tree(int dirfd, const char *name, struct cvm_cudnn_tree *t)
 
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]) && r < 0; i++) {
-		if (cvm_read_file_at(dirfd, headers[i], 1 << 20, &text, &len) < 0)
+		if (src->read(src->arg, headers[i], &text, &len) < 0)
 			continue;
 		r = cvm_cudnn_header_version(text, len, &t->header);
 		free(text);
@@ -165,14 +165,35 @@ int cvm_cudnn_check_tree(int dirfd, const char *name, struct cvm_cudnn_tree *t)
 		return cvm_err(-CVM_E_LAYOUT,
 			       "'%s' does not look like cuDNN: no version macros in "
 			       "include/cudnn_version.h or include/cudnn.h", cvm_safe(name));
-	t->windows = is_file(dirfd, "lib/x64/cudnn.lib") ||
-		     faccessat(dirfd, "bin", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	t->windows = src->is_file(src->arg, "lib/x64/cudnn.lib") || src->exists(src->arg, "bin");
 	if (t->windows)
 		snprintf(t->library, sizeof(t->library), "bin/cudnn64_%u.dll", t->header.part[0]);
 	else
 		snprintf(t->library, sizeof(t->library), "lib/libcudnn.so.%u", t->header.part[0]);
-	if (!is_file(dirfd, t->library))
+	if (!src->is_file(src->arg, t->library))
 		return cvm_err(-CVM_E_LAYOUT, "'%s' does not look like cuDNN %u: %s is missing",
 			       cvm_safe(name), t->header.part[0], t->library);
 	return 0;
+}
+
+static int dir_read(void *arg, const char *rel, char **text, size_t *len)
+{
+	return cvm_read_file_at(*(int *)arg, rel, 1 << 20, text, len);
+}
+
+static bool dir_is_file(void *arg, const char *rel)
+{
+	return is_file(*(int *)arg, rel);
+}
+
+static bool dir_exists(void *arg, const char *rel)
+{
+	return faccessat(*(int *)arg, rel, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int cvm_cudnn_check_tree(int dirfd, const char *name, struct cvm_cudnn_tree *t)
+{
+	struct cvm_cudnn_src src = { dir_read, dir_is_file, dir_exists, &dirfd };
+
+	return cvm_cudnn_check_src(&src, name, t);
 }

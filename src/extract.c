@@ -20,6 +20,7 @@
 
 #include "cudnnvm/archive.h"
 #include "cudnnvm/confine.h"
+#include "cudnnvm/cudnn.h"
 #include "cudnnvm/digest.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/extract.h"
@@ -370,6 +371,173 @@ int cvm_extract_run(int fd, const char *name, const struct cvm_extract_opts *o, 
 	r = extract(fd, name, o, dirfd, x, &h);
 	if (r == 0)
 		cvm_progress_end(&b.pr);
+	return r;
+}
+
+/* A dry run's view of the tree an archive would make: names, kinds, link bodies, headers. */
+struct listing {
+	struct item { char *rel, *link; enum cvm_entry_type type; } *v;
+	size_t n, cap;
+	char *header[2];		/* include/cudnn_version.h, include/cudnn.h */
+	size_t header_len[2];
+};
+
+static const struct item *listing_find(const struct listing *l, const char *rel, size_t len)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (strlen(l->v[i].rel) == len && !memcmp(l->v[i].rel, rel, len))
+			return &l->v[i];
+	return NULL;
+}
+
+/* The rules the extractor enforces by writing: one entry per name, nothing below a link or file. */
+static int listing_add(struct listing *l, const char *name, const char *rel, const struct cvm_entry *e)
+{
+	const struct item *it = listing_find(l, rel, strlen(rel));
+
+	if (it && !(it->type == CVM_ENTRY_DIR && e->type == CVM_ENTRY_DIR))
+		return unsafe(name, rel, "a second entry of the same name");
+	if (it)
+		return 0;
+	for (const char *p = strchr(rel, '/'); p; p = strchr(p + 1, '/')) {
+		it = listing_find(l, rel, (size_t)(p - rel));
+		if (it && it->type != CVM_ENTRY_DIR)
+			return unsafe(name, rel, "its folder is a symlink or a file");
+	}
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		struct item *v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n].rel = strdup(rel);
+	l->v[l->n].link = e->link ? strdup(e->link) : NULL;
+	l->v[l->n].type = e->type;
+	if (!l->v[l->n].rel || (e->link && !l->v[l->n].link)) {
+		free(l->v[l->n].rel);
+		free(l->v[l->n].link);
+		return -ENOMEM;
+	}
+	l->n++;
+	return 0;
+}
+
+static void listing_free(struct listing *l)
+{
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].rel);
+		free(l->v[i].link);
+	}
+	free(l->v);
+	free(l->header[0]);
+	free(l->header[1]);
+}
+
+static int listing_read(void *arg, const char *rel, char **text, size_t *len)
+{
+	struct listing *l = arg;
+	int k = !strcmp(rel, "include/cudnn.h");
+
+	if (!l->header[k] || (!k && strcmp(rel, "include/cudnn_version.h")))
+		return -ENOENT;
+	*text = strdup(l->header[k]);
+	*len = l->header_len[k];
+	return *text ? 0 : -ENOMEM;
+}
+
+/* A regular file, sibling links followed (what fstatat without AT_SYMLINK_NOFOLLOW sees). */
+static bool listing_is_file(void *arg, const char *rel)
+{
+	const struct listing *l = arg;
+	char cur[4096], next[4096];
+
+	snprintf(cur, sizeof(cur), "%s", rel);
+	for (int hops = 0; hops < 8; hops++) {
+		const struct item *it = listing_find(l, cur, strlen(cur));
+		const char *slash = strrchr(cur, '/');
+		if (!it || it->type == CVM_ENTRY_DIR)
+			return false;
+		if (it->type != CVM_ENTRY_SYMLINK)
+			return true;
+		if (!it->link || strchr(it->link, '/'))
+			return false;	/* only a link to a sibling is followed here */
+		snprintf(next, sizeof(next), "%.*s%s", slash ? (int)(slash - cur + 1) : 0, cur, it->link);
+		memcpy(cur, next, sizeof(cur));
+	}
+	return false;
+}
+
+static bool listing_exists(void *arg, const char *rel)
+{
+	return listing_find(arg, rel, strlen(rel)) != NULL;
+}
+
+/* The first MiB of a header the cuDNN check reads. */
+static int keep_header(struct cvm_archive *ar, struct listing *l, const char *rel)
+{
+	int k = !strcmp(rel, "include/cudnn.h") ? 1 : !strcmp(rel, "include/cudnn_version.h") ? 0 : -1;
+	size_t len = 0, cap = 1 << 20;
+	char *buf;
+	ssize_t n;
+
+	if (k < 0)
+		return 0;
+	buf = malloc(cap + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (len < cap && (n = cvm_archive_read(ar, buf + len, cap - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	free(l->header[k]);
+	l->header[k] = buf;
+	l->header_len[k] = len;
+	return 0;
+}
+
+int cvm_extract_check(int fd, const char *name, const struct cvm_extract_opts *o,
+		      struct cvm_cudnn_tree *t)
+{
+	struct cvm_archive_opts ao = { o->jobs, o->memlimit, NULL, NULL };
+	struct cvm_entry_state st = { .have_top = false };
+	struct listing l = { 0 };
+	struct cvm_archive *ar = NULL;
+	struct cvm_entry e;
+	uint64_t bytes = 0;
+	char rel[4096];
+	int r;
+
+	r = cvm_archive_open(fd, name, &ao, &ar);
+	if (r < 0)
+		return r;
+	while ((r = cvm_archive_next(ar, &e)) > 0) {
+		r = cvm_entry_check(&st, name, &e, rel, sizeof(rel));
+		if (r < 0)
+			goto out;
+		if (r == 1)
+			continue;
+		r = listing_add(&l, name, rel, &e);
+		if (r == 0 && e.type == CVM_ENTRY_FILE)
+			r = keep_header(ar, &l, rel);
+		if (r < 0)
+			goto out;
+		bytes += e.size > 0 ? (uint64_t)e.size : 0;
+		if (o->max_bytes && bytes > o->max_bytes) {
+			r = unsafe(name, rel, "more data than an archive of its size can hold "
+				   "(a decompression bomb?)");
+			goto out;
+		}
+	}
+	if (r == 0 && !st.have_top)
+		r = cvm_err(-CVM_E_LAYOUT, "'%s' is empty", cvm_safe(name));
+	if (r == 0) {
+		struct cvm_cudnn_src src = { listing_read, listing_is_file, listing_exists, &l };
+		r = cvm_cudnn_check_src(&src, name, t);
+	}
+out:
+	cvm_archive_free(ar);
+	listing_free(&l);
 	return r;
 }
 

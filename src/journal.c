@@ -13,6 +13,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/journal.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 
 const char *cvm_user_name(void)
 {
@@ -60,6 +61,13 @@ static int append_line(struct cvm_store *s, const char *cuda, const char *line)
 	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
 	if (r < 0)
 		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+	if (cvm_plan_dry()) {
+		char shown[4096], kind[16] = "", from[160] = "", to[160] = "";
+		snprintf(shown, sizeof(shown), "%s/%s", s->display, name);
+		(void)sscanf(line, "%*[^\t]\t%*[^\t]\t%15[^\t]\t%159[^\t]\t%159[^\t\n]", kind, from, to);
+		cvm_plan_describe("append to", shown, NULL, "the line \"%s: %s -> %s\"", kind, from, to);
+		return 0;
+	}
 	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
 		return cvm_err(-errno, "cannot write the journal in '%s': %s", cvm_safe(s->display),
 			       strerror(errno));
@@ -95,6 +103,9 @@ int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *k
 	char name[64], line[1400];
 	int fd, r;
 
+	/* A dry run journals nothing, so it announces nothing either. */
+	if (cvm_plan_dry())
+		return 0;
 	r = format_line(line, sizeof(line), kind, from, to, argc, argv);
 	if (r == 0)
 		r = cvm_fmt(name, sizeof(name), "cuda-%s.pending", cuda);
@@ -115,10 +126,11 @@ int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *k
 
 void cvm_journal_pending_clear(struct cvm_store *s, const char *cuda)
 {
-	char name[64];
+	char name[64], shown[4096];
 
-	if (cvm_fmt(name, sizeof(name), "history/cuda-%s.pending", cuda) == 0)
-		(void)unlinkat(s->fd, name, 0);
+	if (cvm_fmt(name, sizeof(name), "history/cuda-%s.pending", cuda) == 0 &&
+	    cvm_fmt(shown, sizeof(shown), "%s/%s", s->display, name) == 0)
+		(void)cvm_do_unlink_at(s->fd, name, shown);
 }
 
 static int parse_line(char *line, struct cvm_journal_entry *e)
@@ -265,8 +277,11 @@ int cvm_journal_repair(struct cvm_store *s,
 			}
 		}
 		free(buf);
-		if (r == 0)
-			(void)unlinkat(dirfd(d), de->d_name, 0);
+		if (r == 0) {
+			char shown[4096];
+			snprintf(shown, sizeof(shown), "%s/history/%s", s->display, de->d_name);
+			(void)cvm_do_unlink_at(dirfd(d), de->d_name, shown);
+		}
 	}
 	closedir(d);
 	return r;

@@ -241,6 +241,15 @@ int cvm_json_print(const cvm_json *v)
 	return pending ? 0 : -ENOMEM;
 }
 
+cvm_json *cvm_json_document(void)
+{
+	if (!pending || !json_is_object(pending)) {
+		json_decref(pending);
+		pending = json_object();
+	}
+	return (cvm_json *)pending;
+}
+
 int cvm_json_finish(int exit_code, const char *message)
 {
 	json_t *doc = pending, *err;

@@ -16,6 +16,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/smoke.h"
 
 #define CVM_VERSION_STRING "0.1.0"
@@ -33,6 +34,7 @@ struct command {
 #define CUDA_OPT "  --cuda X.Y           the CUDA toolkit (default: the one /usr/local/cuda points to)\n"
 #define SMOKE_OPTS "  --no-smoke           skip the smoke test\n" \
 		   "  --no-ldconfig        do not run ldconfig\n"
+#define DRY_OPT "  --dry-run            print every change it would make, make none (checks run)\n"
 #define FETCH_OPTS "  --connect-timeout S  seconds to wait for a connection (default 30)\n" \
 		   "  --low-speed-time S   give up below 1 KiB/s for S seconds (default 60)\n" \
 		   "  --retries N          retries of a transient download error (default 4)\n"
@@ -42,8 +44,8 @@ struct command {
  * This table is also every command's --help (and the man page follows it).
  */
 static const struct command commands[] = {
-	{ "install", cvm_cmd_install, CVM_CMD_WRITE, "install a cuDNN release into the store",
-	  "install [VERSION] [--cuda X.Y] [--archive FILE | --bundle FILE|URL] [--sha256 HEX] [--use] [OPTIONS]",
+	{ "install", cvm_cmd_install, CVM_CMD_WRITE | CVM_CMD_DRYRUN, "install a cuDNN release into the store",
+	  "install [VERSION] [--cuda X.Y] [--archive FILE | --bundle FILE|URL] [--sha256 HEX] [--use] [--dry-run] [OPTIONS]",
 	  CUDA_OPT
 	  "  --archive FILE       the archive to install (default: the cache, else the mirror)\n"
 	  "  --sha256 HEX         install an archive no manifest lists, checked against HEX\n"
@@ -58,6 +60,7 @@ static const struct command commands[] = {
 	  "  --bundle FILE|URL    install a store bundle ('cudnnvm export'); a URL needs --sha256\n"
 	  "  --prefer-bundles     first the mirror's bundles/<id>.tar.zst (or .tar), made by\n"
 	  "                       'cudnnvm export' from NVIDIA's archive the catalogue names\n"
+	  DRY_OPT
 	  FETCH_OPTS
 	  "VERSION is 9, 9.1, 9.1.1 or 9.1.1.17 (the newest match); left out, .cudnn-version decides.\n",
 	  "cudnnvm install 8.9.7 --cuda 11.8 --archive cudnn-linux-x86_64-8.9.7.29_cuda11-archive.tar.xz" },
@@ -81,16 +84,17 @@ static const struct command commands[] = {
 	  "verify [VERSION] [--cuda X.Y]",
 	  "  --cuda X.Y           only versions for this CUDA major\n",
 	  "cudnnvm verify 8.9.7" },
-	{ "uninstall", cvm_cmd_uninstall, CVM_CMD_WRITE, "remove an installed version",
-	  "uninstall VERSION [--cuda X.Y] [--platform P] [--force]",
+	{ "uninstall", cvm_cmd_uninstall, CVM_CMD_WRITE | CVM_CMD_DRYRUN, "remove an installed version",
+	  "uninstall VERSION [--cuda X.Y] [--platform P] [--force] [--dry-run]",
 	  "  --cuda X.Y           the build for this CUDA major\n"
 	  "  --platform P         the build for this platform\n"
 	  "  --force              also when active (the most recently active other installed\n"
-	  "                       version comes back, named first) or mapped by running processes\n",
+	  "                       version comes back, named first) or mapped by running processes\n"
+	  DRY_OPT,
 	  "cudnnvm uninstall 8.9.6 --cuda 11.8" },
-	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_NOWIN, "activate an installed version for a CUDA toolkit",
-	  "use [VERSION] [--cuda X.Y] [--no-smoke] [--no-ldconfig]",
-	  CUDA_OPT SMOKE_OPTS
+	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN | CVM_CMD_NOWIN, "activate an installed version for a CUDA toolkit",
+	  "use [VERSION] [--cuda X.Y] [--no-smoke] [--no-ldconfig] [--dry-run]",
+	  CUDA_OPT SMOKE_OPTS DRY_OPT
 	  "Needs root (it changes the toolkit). Without root: 'cudnnvm env' or 'cudnnvm exec'.\n"
 	  "VERSION left out: .cudnn-version (in this folder or a parent) decides.\n",
 	  "cudnnvm use 9.1 --cuda 12.4" },
@@ -98,9 +102,9 @@ static const struct command commands[] = {
 	  "current [--cuda X.Y]",
 	  "  --cuda X.Y           only this toolkit\n",
 	  "cudnnvm current --json" },
-	{ "rollback", cvm_cmd_rollback, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_NOWIN, "re-activate the previous version",
-	  "rollback [--cuda X.Y] [--no-smoke] [--no-ldconfig]",
-	  CUDA_OPT SMOKE_OPTS,
+	{ "rollback", cvm_cmd_rollback, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN | CVM_CMD_NOWIN, "re-activate the previous version",
+	  "rollback [--cuda X.Y] [--no-smoke] [--no-ldconfig] [--dry-run]",
+	  CUDA_OPT SMOKE_OPTS DRY_OPT,
 	  "cudnnvm rollback --cuda 12.4" },
 	{ "history", cvm_cmd_history, CVM_CMD_STORE, "the activation journal",
 	  "history [--cuda X.Y]",
@@ -130,10 +134,11 @@ static const struct command commands[] = {
 	  "Writes .cudnn-version here: env, exec, use and install in this folder and below\n"
 	  "take their VERSION from it when none is given.\n",
 	  "cudnnvm local 9.1" },
-	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_NOWIN, "bring a hand-copied cuDNN under management",
-	  "adopt [--cuda X.Y] [--no-ldconfig]",
+	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN | CVM_CMD_NOWIN, "bring a hand-copied cuDNN under management",
+	  "adopt [--cuda X.Y] [--no-ldconfig] [--dry-run]",
 	  CUDA_OPT
-	  "  --no-ldconfig        do not run ldconfig\n",
+	  "  --no-ldconfig        do not run ldconfig\n"
+	  DRY_OPT,
 	  "cudnnvm adopt --cuda 11.8" },
 	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE | CVM_CMD_NOWIN, "the GPU smoke test of what programs load now",
 	  "smoke [--cuda X.Y] [--no-gpu] [--device N | --all-devices]",
@@ -253,6 +258,23 @@ static bool wants_help(int argc, char **argv)
 	return false;
 }
 
+/* --dry-run among a command's own arguments, seen before the store is opened. */
+static bool wants_dry_run(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--dry-run"))
+			return true;
+	return false;
+}
+
+/* The document of this run, with a dry run's changes, printed once. */
+static void json_finish(int code, const char *msg)
+{
+	if (cvm_plan_dry())
+		cvm_plan_json(cvm_json_document());
+	cvm_json_finish(code, msg);
+}
+
 static int help(int argc, char **argv)
 {
 	const struct command *cmd;
@@ -282,6 +304,9 @@ int cvm_cli_common_opt(int c)
 		return 1;
 	case 'v':
 		cvm_out.verbosity++;
+		return 1;
+	case 'n':
+		cvm_plan_set_dry(true);
 		return 1;
 	default:
 		return 0;
@@ -607,6 +632,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 #endif
+	/* Only where the command takes it: elsewhere its own getopt says it is unknown. */
+	if ((cmd->flags & CVM_CMD_DRYRUN) && wants_dry_run(argc - optind, argv + optind))
+		cvm_plan_set_dry(true);
 	if (cmd->flags & (CVM_CMD_STORE | CVM_CMD_WRITE)) {
 		r = store_paths(&ctx, store_arg, spath, sizeof(spath), sdisplay, sizeof(sdisplay));
 		if (r < 0)
@@ -638,7 +666,7 @@ int main(int argc, char **argv)
 	if (r > 0) {
 		/* With a message (exec's 127), the document says it as any failure does. */
 		if (cvm_out.json)
-			cvm_json_finish(cvm_err_first() ? r : 0, cvm_err_first());
+			json_finish(cvm_err_first() ? r : 0, cvm_err_first());
 		if (ctx.store_open)
 			cvm_store_close(&ctx.store);
 		free(root_owned);
@@ -647,7 +675,7 @@ int main(int argc, char **argv)
 out:
 	if (cvm_out.json) {
 		const char *msg = cvm_err_first();
-		cvm_json_finish(cvm_exit_code(r), msg ? msg : cvm_strerror(r));
+		json_finish(cvm_exit_code(r), msg ? msg : cvm_strerror(r));
 	}
 	if (ctx.store_open)
 		cvm_store_close(&ctx.store);

@@ -14,6 +14,7 @@
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/lock.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/plan.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/trust.h"
 #include "cudnnvm/version.h"
@@ -29,6 +30,38 @@ static int sys_err(const struct cvm_store *s, const char *what, int r)
 	return cvm_err(r, "cannot %s in the store '%s': %s", what, cvm_safe(s->display), strerror(-r));
 }
 
+/* The --root part of path, when display is path as seen inside it ("" otherwise). */
+static const char *root_prefix(const char *path, const char *display)
+{
+	static char prefix[4096];
+	size_t pl = strlen(path), dl = strlen(display);
+
+	prefix[0] = '\0';
+	if (pl > dl && !strcmp(path + pl - dl, display) && pl - dl < sizeof(prefix))
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)(pl - dl), path);
+	return prefix;
+}
+
+/*
+ * A dry run of a command that would create the store sees it as the real
+ * run would after creating it: empty. The descriptor of a folder removed
+ * as soon as it is open gives exactly that: every name in it is ENOENT,
+ * and nothing can be created in it by mistake. fd, or -1 with errno set.
+ */
+static int empty_dir_fd(void)
+{
+	const char *tmp = getenv("TMPDIR");
+	char path[4096];
+	int fd;
+
+	if (cvm_fmt(path, sizeof(path), "%s/cudnnvm-dry.XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0 ||
+	    !mkdtemp(path))
+		return -1;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	(void)rmdir(path);
+	return fd;
+}
+
 int cvm_store_open(struct cvm_store *s, const char *path, const char *display, bool create)
 {
 	int r;
@@ -41,13 +74,15 @@ int cvm_store_open(struct cvm_store *s, const char *path, const char *display, b
 		goto fail;
 	}
 	if (create) {
-		r = cvm_mkdir_p_at(AT_FDCWD, path, 0755);
+		r = cvm_do_mkdir_p(path, 0755, root_prefix(path, display));
 		if (r < 0) {
 			r = sys_err(s, "create folders", r);
 			goto fail;
 		}
 	}
 	s->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s->fd < 0 && errno == ENOENT && create && cvm_plan_dry())
+		s->fd = empty_dir_fd();
 	if (s->fd < 0) {
 		r = -errno;
 		if (r != -ENOENT || create)
@@ -56,8 +91,11 @@ int cvm_store_open(struct cvm_store *s, const char *path, const char *display, b
 	}
 	if (create) {
 		for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
-			if (mkdirat(s->fd, subdirs[i], 0755) < 0 && errno != EEXIST) {
-				r = sys_err(s, "create a folder", -errno);
+			char shown[4096];
+			snprintf(shown, sizeof(shown), "%s/%s", display, subdirs[i]);
+			r = cvm_do_mkdir_at(s->fd, subdirs[i], 0755, shown);
+			if (r < 0) {
+				r = sys_err(s, "create a folder", r);
 				goto fail;
 			}
 		}
@@ -125,6 +163,51 @@ fail:
 }
 
 /*
+ * A dry run creates no lock file and writes nothing into one: an existing
+ * one is locked as the real run would lock it (so that what it plans is
+ * what the store holds, and it waits, or exits 5, as the real run would);
+ * where there is none, no cudnnvm holds the store.
+ */
+static int lock_dry(struct cvm_store *s, const char *path, double timeout_s)
+{
+	struct stat st;
+	int fd, r;
+
+	fd = openat(s->fd, ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	/* None yet: the real run would make it, which needs the right to. */
+	if (fd < 0 && errno == ENOENT) {
+		if (faccessat(s->fd, ".", W_OK, AT_EACCESS) < 0)
+			return sys_err(s, "open the lock", -errno);
+		return cvm_store_sweep(s);
+	}
+	if (fd < 0 && errno == ELOOP)
+		return cvm_err(-CVM_E_PERM, "refusing the lock '%s': it is not a regular file; remove "
+			       "it (the next command makes a new one)", cvm_safe(path));
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		r = sys_err(s, "open the lock", -errno);
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		r = cvm_err(-CVM_E_PERM, "refusing the lock '%s': %s; remove it (the next command "
+			    "makes a new one)", cvm_safe(path), !S_ISREG(st.st_mode) ?
+			    "it is not a regular file" : "it belongs to another user");
+		goto fail;
+	}
+	r = cvm_lock_take(fd, path, timeout_s);
+	if (r < 0)
+		goto fail;
+	if ((st.st_mode & 07777) != 0600)
+		cvm_plan_describe("replace", path, NULL, "(mode %04o) by a lock file of mode 0600",
+				  (unsigned)(st.st_mode & 07777));
+	s->lock_fd = fd;
+	return cvm_store_sweep(s);
+fail:
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/*
  * The lock is a flock on STORE/.lock, a file of mode 0600 owned by the
  * store's owner (root for the system store), opened O_NOFOLLOW: no other
  * user can open it, so no other user can hold it and lock root out. An old
@@ -142,6 +225,8 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 	r = cvm_fmt(path, sizeof(path), "%s/.lock", s->display);
 	if (r < 0)
 		return sys_err(s, "open the lock", r);
+	if (cvm_plan_dry())
+		return lock_dry(s, path, timeout_s);
 	for (;;) {
 		fd = openat(s->fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 		if (fd < 0)
@@ -218,8 +303,10 @@ static int empty_dir(struct cvm_store *s, const char *name)
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
+		char shown[4096];
+		snprintf(shown, sizeof(shown), "%s/%s/%s", s->display, name, de->d_name);
 		cvm_verbose("removing leftover %s/%s", name, de->d_name);
-		int k = cvm_rm_rf_at(dirfd(d), de->d_name);
+		int k = cvm_do_rm_rf_at(dirfd(d), de->d_name, shown);
 		if (k < 0 && !r)
 			r = sys_err(s, "clean a work folder", k);
 	}
@@ -266,11 +353,13 @@ int cvm_store_stage(struct cvm_store *s, const char *id, char *name, size_t len,
  */
 static void forget_smoke(struct cvm_store *s, const char *id)
 {
-	char p[4096];
+	char p[4096], shown[4096];
+	int r;
 
-	if (cvm_fmt(p, sizeof(p), "smoke/%s.json", id) == 0 && unlinkat(s->fd, p, 0) < 0 &&
-	    errno != ENOENT)
-		cvm_warn("cannot remove %s/%s: %s", s->display, p, strerror(errno));
+	if (cvm_fmt(p, sizeof(p), "smoke/%s.json", id) == 0 &&
+	    cvm_fmt(shown, sizeof(shown), "%s/%s", s->display, p) == 0 &&
+	    (r = cvm_do_unlink_at(s->fd, p, shown)) < 0)
+		cvm_warn("cannot remove %s/%s: %s", s->display, p, strerror(-r));
 }
 
 int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bool replace)
@@ -343,6 +432,13 @@ int cvm_store_remove(struct cvm_store *s, const char *id)
 		r = cvm_fmt(to, sizeof(to), ".trash/%s.%ld", id, (long)getpid());
 	if (r < 0)
 		return sys_err(s, "name a version", r);
+	if (cvm_plan_dry()) {
+		char shown[4096];
+		snprintf(shown, sizeof(shown), "%s/versions/%s", s->display, id);
+		cvm_plan_describe("remove", shown, NULL, "(the whole version)");
+		forget_smoke(s, id);
+		return 0;
+	}
 	if (renameat(s->fd, from, s->fd, to) < 0)
 		return sys_err(s, "remove a version", -errno);
 	cvm_fault("uninstall-trashed");
@@ -605,6 +701,20 @@ out:
 	return r;
 }
 
+/* A dry run of a store not made yet: the folder it would be made in. */
+static int check_parent(const char *path, struct cvm_trust *t)
+{
+	char p[4096], *slash;
+	int r = -ENOENT;
+
+	snprintf(p, sizeof(p), "%s", path);
+	while (r == -ENOENT && (slash = strrchr(p, '/')) && slash != p) {
+		*slash = '\0';
+		r = cvm_trust_check(p, t);
+	}
+	return r;
+}
+
 int cvm_store_check_safe(struct cvm_store *s, const char *id)
 {
 	static const char *const subs[] = { "versions", "active", "toolkits", "history", "cache",
@@ -618,6 +728,8 @@ int cvm_store_check_safe(struct cvm_store *s, const char *id)
 
 	/* The store folder and everything on its path from "/", links and their folders included. */
 	r = cvm_trust_check(s->path, &t);
+	if (r == -ENOENT && cvm_plan_dry())
+		r = check_parent(s->path, &t);
 	if (r == -CVM_E_PERM)
 		return cvm_err(r, "refusing the store '%s': '%s' on its path: %s, so the libraries in "
 			       "it could be replaced under their users; make every folder on the path "

@@ -29,6 +29,13 @@ struct cvm_switch {
 	 * the original is hard-linked into STORE/backups/<id>/ first.
 	 */
 	bool adopt;
+	/*
+	 * A dry adopt: the version is not in the store yet; these are the
+	 * files it would hold ("include/cudnn.h", "lib/libcudnn.so.9"), copied
+	 * from the toolkit's own (so the same bytes). NULL otherwise.
+	 */
+	char *const *files;
+	size_t nfiles;
 };
 
 struct cvm_backend {
@@ -57,6 +64,8 @@ struct cvm_activate_opts {
 	bool no_ldconfig;
 	bool no_smoke;
 	bool adopt;			/* see struct cvm_switch */
+	char *const *files;		/* see struct cvm_switch */
+	size_t nfiles;
 	bool no_journal;		/* the undoing of a switch that was never journaled */
 	int argc;			/* the command line, for the journal */
 	char **argv;

@@ -22,7 +22,8 @@ bool cvm_mirror_is_nvidia(const char *mirror);
  * the caller checks it as any archive), or, when there is none (or fresh is
  * set), a download from the mirror (*verified true: hashed as it arrived).
  * With offline, never the network: -CVM_E_NOTFOUND when it is not cached.
- * path receives the file's path for messages.
+ * path receives the file's path for messages. In a dry run a download is
+ * described, not made: -ECANCELED (nothing printed).
  */
 int cvm_cache_open(struct cvm_ctx *ctx, const struct cvm_build *b, bool offline, bool fresh,
 		   const struct cvm_fetch_opts *fo, char *path, size_t len, bool *verified);

@@ -23,7 +23,8 @@ struct cvm_ctx {
 #define CVM_CMD_STORE	(1u << 0)	/* open the store if it exists (readers) */
 #define CVM_CMD_WRITE	(1u << 1)	/* create and lock the store */
 #define CVM_CMD_SYSTEM	(1u << 2)	/* changes what programs load: root, or a writable --root */
-#define CVM_CMD_NOWIN	(1u << 3)	/* needs activation or the loader: not on Windows yet */
+#define CVM_CMD_DRYRUN	(1u << 3)	/* takes --dry-run */
+#define CVM_CMD_NOWIN	(1u << 4)	/* needs activation or the loader: not on Windows yet */
 
 /* Each command: 0 or a negative code (its message already printed). */
 int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv);
@@ -69,6 +70,12 @@ int cvm_cli_common_opt(int c);
 	{ "quiet", no_argument, NULL, 'q' }, \
 	{ "verbose", no_argument, NULL, 'v' }
 #define CVM_COMMON_SHORTOPTS "qv"
+/*
+ * --dry-run, for the commands that change things (install, use, rollback,
+ * uninstall, adopt): main() sees it before the store is opened (plan.h);
+ * cvm_cli_common_opt() accepts it.
+ */
+#define CVM_DRYRUN_LONGOPT { "dry-run", no_argument, NULL, 'n' }
 
 /* Prints "<cmd>: <what>" usage error and returns -CVM_E_USAGE. */
 int cvm_usage_bad_option(const char *cmd, char **argv);

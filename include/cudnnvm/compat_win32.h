@@ -34,6 +34,7 @@
 #define AT_FDCWD (-100)
 #define AT_SYMLINK_NOFOLLOW 0x100
 #define AT_REMOVEDIR 0x200
+#define AT_EACCESS 0x400
 
 #ifndef S_IFLNK
 #define S_IFLNK 0xA000
@@ -107,6 +108,8 @@ ssize_t readlinkat(int dirfd, const char *name, char *buf, size_t len);
 int symlinkat(const char *target, int dirfd, const char *name);
 #define symlink(t, p) symlinkat((t), AT_FDCWD, (p))
 int faccessat(int dirfd, const char *name, int mode, int flags);
+/* A hard link (CreateHardLinkW). */
+int link(const char *from, const char *to);
 #define access(p, m) faccessat(AT_FDCWD, (p), (m), 0)
 #define chdir cvm_chdir
 int cvm_chdir(const char *path);

@@ -29,4 +29,14 @@ struct cvm_cudnn_tree {
  */
 int cvm_cudnn_check_tree(int dirfd, const char *name, struct cvm_cudnn_tree *t);
 
+/* The same checks on a tree that is not on disk (a dry run's archive entries). */
+struct cvm_cudnn_src {
+	/* The file's bytes (at most 1 MiB, malloc'd, NUL-terminated), or -errno. */
+	int (*read)(void *arg, const char *rel, char **text, size_t *len);
+	bool (*is_file)(void *arg, const char *rel);	/* a regular file, links followed */
+	bool (*exists)(void *arg, const char *rel);	/* anything of that name */
+	void *arg;
+};
+int cvm_cudnn_check_src(const struct cvm_cudnn_src *src, const char *name, struct cvm_cudnn_tree *t);
+
 #endif

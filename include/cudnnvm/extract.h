@@ -46,6 +46,17 @@ struct cvm_extract_opts {
 int cvm_extract_run(int fd, const char *name, const struct cvm_extract_opts *o, int dirfd,
 		    struct cvm_extract *x);
 
+/*
+ * A dry run's extraction: every entry of the archive readable from fd is
+ * read and checked as cvm_extract_run checks it (cvm_entry_check, one
+ * entry per name, nothing below a link or a file, the size bound), then
+ * the tree it would make as cvm_cudnn_check_tree checks it (into t);
+ * nothing is written. 0, or the code and message the real run gives.
+ */
+struct cvm_cudnn_tree;
+int cvm_extract_check(int fd, const char *name, const struct cvm_extract_opts *o,
+		      struct cvm_cudnn_tree *t);
+
 /* The same with one decoder thread and default limits. */
 int cvm_extract_fd(int fd, const char *name, uint64_t archive_size, uint64_t max_bytes,
 		   int dirfd, struct cvm_extract *x);

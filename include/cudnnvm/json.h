@@ -58,5 +58,7 @@ char *cvm_json_dump(const cvm_json *v);
  */
 int cvm_json_print(const cvm_json *v);
 int cvm_json_finish(int exit_code, const char *message);
+/* The document cvm_json_finish() will print (an empty object made when none), borrowed. */
+cvm_json *cvm_json_document(void);
 
 #endif

@@ -126,6 +126,8 @@ for h in $HOSTS; do eval "snapshot \"\$ROOT_$h\" >\"$AN/before.$h\""; done
 play --check want=8.9.6 state=active
 check "check mode: exits 0" test "$PLAY_RC" = 0
 assert_hosts 's["changed"] == 1 and s["failures"] == 0' "check mode: a change is reported on every host"
+assert_hosts 'any(c.startswith("would create /opt/cudnnvm/versions/'"$ID896"' ") for c in r["changes"])' \
+	"check mode: the changes are what cudnnvm's --dry-run says (the version it would install)"
 for h in $HOSTS; do
 	eval "snapshot \"\$ROOT_$h\" >\"$AN/after.$h\""
 	assert_same_snapshot "$AN/before.$h" "$AN/after.$h" "check mode: $h's root is unchanged"
@@ -137,6 +139,16 @@ play want=8.9.6 state=active
 assert_hosts 's["changed"] == 1 and r["id"] == "'"$ID896"'" and r["previous"] == "'"$ID897"'"' \
 	"switch to 8.9.6: changed, previous is 8.9.7"
 assert_active "$ID896" "switch to 8.9.6: active on every host"
+
+# 4b. check mode of a switch between installed versions: use --dry-run's changes, none made
+for h in $HOSTS; do eval "snapshot \"\$ROOT_$h\" >\"$AN/before.$h\""; done
+play --check want=8.9.7 state=active
+assert_hosts 's["changed"] == 1 and s["failures"] == 0 and any(c.startswith("would replace link /opt/cudnnvm/active/cuda-11.8 -> ../versions/'"$ID897"'") for c in r["changes"])' \
+	"check mode of a switch: the changes are cudnnvm's use --dry-run"
+for h in $HOSTS; do
+	eval "snapshot \"\$ROOT_$h\" >\"$AN/after.$h\""
+	assert_same_snapshot "$AN/before.$h" "$AN/after.$h" "check mode of a switch: $h's root is unchanged"
+done
 
 # 5. absent of the active version: refused (also in check mode), nothing removed
 play --check want=8.9.6 state=absent

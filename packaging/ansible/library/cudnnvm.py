@@ -19,9 +19,12 @@ description:
     automatic rollback).
   - Idempotent. C(changed) is true only when cudnnvm changed the store or an
     activation.
-  - Check mode asks cudnnvm what it would do (C(--dry-run)) where the binary has
-    it, and otherwise decides from read-only queries (C(list), C(current)); it
-    never changes anything.
+  - Check mode runs the same commands with C(--dry-run) (C(install), C(use),
+    C(uninstall)), which validate and resolve for real and change nothing,
+    so a check fails where the real run would (with its message and exit code)
+    and C(changes) lists what the real run would change. With an older binary
+    that has no C(--dry-run), it decides from read-only queries (C(list),
+    C(current)).
 version_added: "0.1.0"
 options:
   name:
@@ -118,6 +121,12 @@ smoke:
   description: The smoke test's result when activation ran one (cudnnvm's JSON), else null.
   returned: state=active
   type: dict
+changes:
+  description: In check mode, each change cudnnvm's C(--dry-run) says the real run would make
+    ("would create link ...", "would write /etc/ld.so.conf.d/...").
+  returned: check mode
+  type: list
+  elements: str
 rc:
   description: cudnnvm's exit code of the last command run.
   returned: always
@@ -146,6 +155,9 @@ class Cudnnvm(object):
     def run(self, args, ok=(0,)):
         """cudnnvm ARGS with --json: (rc, document); fails the task outside ok."""
         rc, out, err = self.m.run_command(self.globals + args)
+        return self.result(rc, out, err, args, ok)
+
+    def result(self, rc, out, err, args, ok):
         self.rc = rc
         doc = None
         if out.strip():
@@ -198,22 +210,23 @@ class Cudnnvm(object):
             a.append('--force')
         return a
 
-    def dry_run(self, args):
-        """cudnnvm ARGS --dry-run: its document, or None where it has no --dry-run."""
-        rc, out, _ = self.m.run_command(self.globals + args + ['--dry-run'])
-        if rc == 2:
+    def dry_run(self, res, args):
+        """cudnnvm ARGS --dry-run: its document (its changes added to res['changes']);
+        the task fails where the real run would; None where the binary has no --dry-run."""
+        rc, out, err = self.m.run_command(self.globals + args + ['--dry-run'])
+        if rc == 2 and '--dry-run' in err:
             return None
-        try:
-            return json.loads(out)
-        except ValueError:
-            return None
+        _, doc = self.result(rc, out, err, args + ['--dry-run'], (0,))
+        res.setdefault('changes', []).extend(c.get('text') for c in doc.get('changes', []))
+        return doc
 
     def present(self, res):
         if self.m.check_mode:
-            doc = self.dry_run(self.install_args())
-            if doc is not None and 'error' not in doc:
+            doc = self.dry_run(res, self.install_args())
+            if doc is not None:
                 res['id'] = doc.get('id')
                 res['changed'] = not doc.get('already_installed', False)
+                res['installed'] = doc.get('already_installed', False)
                 return res['id']
             found = self.matching()
             res['changed'] = self.m.params['force'] or not found
@@ -232,11 +245,14 @@ class Cudnnvm(object):
         if vid is not None and before == vid:
             return
         res['changed'] = True
-        if self.m.check_mode:
-            return
         a = ['use', vid] + self.cuda_args()
         if not self.m.params['smoke']:
             a.append('--no-smoke')
+        if self.m.check_mode:
+            # a version the check only plans to install cannot be switched to yet
+            if res.pop('installed', True) and vid is not None:
+                self.dry_run(res, a)
+            return
         _, doc = self.run(a)
         res['previous'] = doc.get('previous', before)
         res['smoke'] = doc.get('smoke')
@@ -245,18 +261,18 @@ class Cudnnvm(object):
         found = self.matching()
         res['changed'] = bool(found)
         res['id'] = found[-1]['id'] if found else None
-        if self.m.check_mode:
-            busy = [v for v in found if v.get('active_for')]
-            if busy and not self.m.params['force']:
-                # what the real run would answer (cudnnvm refuses, exit 1)
-                self.m.fail_json(msg='%s is active for CUDA %s: activate another version first'
-                                 % (busy[0]['id'], ', '.join(busy[0]['active_for'])), rc=1)
-            return
         for v in found:
             a = ['uninstall', v['id']] + self.cuda_args()
             if self.m.params['force']:
                 a.append('--force')
-            self.run(a)
+            if not self.m.check_mode:
+                self.run(a)
+            elif self.dry_run(res, a) is None:
+                busy = v.get('active_for')
+                if busy and not self.m.params['force']:
+                    # what the real run would answer (cudnnvm refuses, exit 1)
+                    self.m.fail_json(msg='%s is active for CUDA %s: activate another version '
+                                     'first' % (v['id'], ', '.join(busy)), rc=1)
 
 
 def main():
@@ -284,6 +300,7 @@ def main():
     c = Cudnnvm(module)
     res = dict(changed=False, id=None)
     getattr(c, module.params['state'])(res)
+    res.pop('installed', None)
     res['active_for'] = c.active_for(res['id']) if res['id'] else []
     res['rc'] = c.rc
     module.exit_json(**res)
