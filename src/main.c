@@ -305,7 +305,7 @@ int cvm_cli_common_opt(int c)
 	case 'v':
 		cvm_out.verbosity++;
 		return 1;
-	case 'n':
+	case CVM_OPT_DRY_RUN:
 		cvm_plan_set_dry(true);
 		return 1;
 	default:

@@ -75,7 +75,8 @@ int cvm_cli_common_opt(int c);
  * uninstall, adopt): main() sees it before the store is opened (plan.h);
  * cvm_cli_common_opt() accepts it.
  */
-#define CVM_DRYRUN_LONGOPT { "dry-run", no_argument, NULL, 'n' }
+#define CVM_OPT_DRY_RUN 0x100	/* no letter: a command's own 'n' (smoke --no-gpu) stays its own */
+#define CVM_DRYRUN_LONGOPT { "dry-run", no_argument, NULL, CVM_OPT_DRY_RUN }
 
 /* Prints "<cmd>: <what>" usage error and returns -CVM_E_USAGE. */
 int cvm_usage_bad_option(const char *cmd, char **argv);
