@@ -149,7 +149,8 @@ hr() { printf '%s\n' "----------------------------------------------------------
 net_setup() { # ARCHIVE SHA256
 	mir=$work/mirror
 	mkdir -p "$mir/cudnn/linux-x86_64" "$work/manifests"
-	ln -s "$1" "$mir/cudnn/linux-x86_64/$name"
+	# a hard link (or a copy): httpd.py serves nothing that resolves outside its folder
+	ln "$1" "$mir/cudnn/linux-x86_64/$name" 2>/dev/null || cp "$1" "$mir/cudnn/linux-x86_64/$name"
 	python3 - "$work/manifests/redistrib_$mmp.json" "$name" "$2" "$(stat -L -c %s "$1")" "$ver" "$cuda" <<'PY'
 import json, sys
 path, name, sha, size, ver, cuda = sys.argv[1:7]
@@ -167,6 +168,7 @@ PY
 	i=0
 	while [ ! -s "$work/port" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
 	url=http://127.0.0.1:$(cat "$work/port")
+	mkdir -p "$work/broot"
 	"$cvm" --root "$work/broot" install "$mmp" --cuda "$cuda" --archive "$1" --sha256 "$2" >/dev/null
 	bundle=$work/bundle.tar.zst
 	"$cvm" --root "$work/broot" export "$mmp" "$bundle" >/dev/null

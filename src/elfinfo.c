@@ -22,7 +22,27 @@ struct img {
 	size_t nsh;
 	const char *shstr;	/* section name table */
 	size_t shstr_len;
+	bool mapped;		/* p is a private read-only mapping of the file */
 };
+
+/*
+ * Gives back the pages of [from, to) of a mapped file once they are read, so
+ * that walking a 150 MB .nv_fatbin does not leave it all counted in this
+ * process's memory (the page cache keeps it). A buffer that is not a
+ * mapping (the fuzzer's, the unit tests') is left alone.
+ */
+static void done_with(const struct img *m, const unsigned char *from, const unsigned char *to)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t a, b;
+
+	if (!m->mapped || pg <= 0 || to <= from)
+		return;
+	a = ((uintptr_t)from + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
+	b = (uintptr_t)to & ~((uintptr_t)pg - 1);
+	if (b > a)
+		(void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
 
 /* [off, off+n) inside the image. */
 static bool in(const struct img *m, uint64_t off, uint64_t n)
@@ -92,9 +112,10 @@ static void add_arch(unsigned *v, size_t *n, unsigned a)
  * entries of a header (kind 1 PTX, 2 cubin; header size; payload size; the
  * architecture at offset 28) and a payload.
  */
-static void read_fatbin(const unsigned char *d, uint64_t len, struct cvm_elf_info *out)
+static void read_fatbin(const struct img *m, const unsigned char *d, uint64_t len,
+			struct cvm_elf_info *out)
 {
-	uint64_t p = 0;
+	uint64_t p = 0, given = 0;
 
 	out->fatbin = true;
 	while (p + 16 <= len) {
@@ -121,9 +142,14 @@ static void read_fatbin(const unsigned char *d, uint64_t len, struct cvm_elf_inf
 					add_arch(out->archs, &out->narchs, arch);
 			}
 			q += ehs + ps;
+			if (q - given >= (8u << 20) && q <= len) {
+				done_with(m, d + given, d + q);
+				given = q;
+			}
 		}
 		p = (end + 7) & ~(uint64_t)7;
 	}
+	done_with(m, d + given, d + len);
 }
 
 /* "cudnn_version_9_19_0_56_" anywhere in d: "9.19.0". */
@@ -236,9 +262,9 @@ static void read_dynamic(const struct img *m, const Elf64_Shdr *s, struct cvm_el
 	}
 }
 
-int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out)
+static int parse(const void *buf, size_t len, bool mapped, struct cvm_elf_info *out)
 {
-	struct img m = { .p = buf, .len = len };
+	struct img m = { .p = buf, .len = len, .mapped = mapped };
 	Elf64_Ehdr eh;
 
 	memset(out, 0, sizeof(*out));
@@ -271,12 +297,19 @@ int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out)
 		else if (s->sh_type == SHT_DYNAMIC)
 			read_dynamic(&m, s, out);
 		else if (d && (!strcmp(name, ".nv_fatbin") || !strcmp(name, "__nv_relfatbin")))
-			read_fatbin(d, s->sh_size, out);
+			read_fatbin(&m, d, s->sh_size, out);
 		else if (d && !strncmp(name, ".rodata", 7))
 			read_tag(d, s->sh_size, out);
+		if (d)
+			done_with(&m, d, d + s->sh_size);
 	}
 	free(m.sh);
 	return 0;
+}
+
+int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out)
+{
+	return parse(buf, len, false, out);
 }
 
 int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out)
@@ -302,7 +335,7 @@ int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out)
 		r = -errno;
 		goto out;
 	}
-	r = cvm_elf_parse(map, (size_t)st.st_size, out);
+	r = parse(map, (size_t)st.st_size, true, out);
 out:
 	if (map != MAP_FAILED)
 		munmap(map, (size_t)st.st_size);
