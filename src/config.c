@@ -66,8 +66,9 @@ int cvm_config_parse(const char *text, size_t len, const char *key, char *val, s
 }
 
 /* The keys this cudnnvm knows (the man page's FILES lists them). */
-static const char *const known[] = { "mirror", "store", "cuda", "modules", "modules_format" };
-#define CVM_CONFIG_KEYS "mirror, store, cuda, modules, modules_format"
+static const char *const known[] = { "mirror", "store", "user", "cuda", "modules",
+				      "modules_format" };
+#define CVM_CONFIG_KEYS "mirror, store, user, cuda, modules, modules_format"
 
 /* Warns, once per run, about each key this cudnnvm does not know (a typo, or a newer cudnnvm's). */
 static void check_keys(const char *text, size_t len)

@@ -537,6 +537,29 @@ static int check_system(const struct command *cmd, const struct cvm_ctx *ctx, co
 		       "VERSION)\", for one command: cudnnvm exec VERSION -- CMD", cmd->name, cmd->name);
 }
 
+/*
+ * "user = yes" in the configuration file: --user unless asked otherwise
+ * (--user, or a store named by --store or CUDNNVM_STORE). For a machine
+ * where nobody is root: every user gets a store of their own.
+ */
+static int config_user(struct cvm_ctx *ctx, const char *store_arg)
+{
+	char v[16];
+	int r;
+
+	if (ctx->user || (store_arg && *store_arg))
+		return 0;
+	r = cvm_config_get(ctx->root, "user", v, sizeof(v));
+	if (r <= 0)
+		return r;
+	if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "1"))
+		ctx->user = true;
+	else if (strcmp(v, "no") && strcmp(v, "false") && strcmp(v, "0"))
+		return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': user '%s': expected yes or no",
+			       cvm_safe(v));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -632,6 +655,9 @@ int main(int argc, char **argv)
 		goto out;
 	}
 #endif
+	r = config_user(&ctx, store_arg);
+	if (r < 0)
+		goto out;
 	/* Only where the command takes it: elsewhere its own getopt says it is unknown. */
 	if ((cmd->flags & CVM_CMD_DRYRUN) && wants_dry_run(argc - optind, argv + optind))
 		cvm_plan_set_dry(true);

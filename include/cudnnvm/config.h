@@ -4,7 +4,8 @@
 
 /*
  * ROOT/etc/cudnnvm.conf: "key = value" lines, "#" comments, blank lines.
- * Known keys: mirror (cache.c); store (the default store, main.c); cuda (the
+ * Known keys: mirror (cache.c); store, user (the default store, and whether it
+ * is the per-user one, main.c); cuda (the
  * default toolkit, before /usr/local/cuda, toolkit.c); modules, modules_format
  * (the modulefiles tree rewritten after install and uninstall, cmd_modulefiles.c). An unknown key is warned about once
  * (file and line; a typo, or a newer cudnnvm's key) and otherwise ignored.

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # ROOT/etc/cudnnvm.conf: "store =" is the default store (--store and
-# CUDNNVM_STORE first, --user ignores it; a relative path is refused), "cuda ="
+# CUDNNVM_STORE first, --user ignores it; a relative path is refused), "user =
+# yes" makes --user the default, "cuda ="
 # the toolkit a command without --cuda means (before /usr/local/cuda; one that
 # no toolkit has is exit 1 naming the file); each key is known (no warning).
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -65,10 +66,28 @@ cvm prefix
 assert_rc 2 "'cuda =' that is not X.Y: exit 2"
 assert_err_contains "cuda 'twelve' is not a CUDA version X.Y" "and the message names the value"
 
+# ------------------------------------------------------------- user =
+conf "user = yes"
+cvm --json list
+assert_rc 0 "list with 'user = yes' exits 0"
+assert_json 'd["installed"] == []' "'user = yes': the per-user store (empty), not the system one"
+cvm use 9.1.1 --cuda 12.4 --no-smoke
+assert_rc 1 "'user = yes': use is refused as with --user (exit 1)"
+assert_err_contains "with --user nothing system-wide is changed" "and says why"
+cvm --store "$ROOT/srv/cudnn-store" --json list
+assert_json 'sorted(v["id"] for v in d["installed"]) == sorted(["'"$ID897"'", "'"$ID911"'"])' "'user = yes': --store is used as given"
+conf "user = no" "store = /srv/cudnn-store"
+cvm --json list
+assert_json 'len(d["installed"]) == 2' "'user = no': the configured store"
+conf "user = maybe"
+cvm list
+assert_rc 2 "'user = maybe': exit 2"
+assert_err_contains "user 'maybe': expected yes or no" "and the message names the value"
+
 # ------------------------------------------------------- unknown keys
 conf "store = /srv/cudnn-store" "stroe = /x"
 cvm list
 assert_rc 0 "an unknown key: still exit 0"
 assert_err_contains "unknown key 'stroe'" "it is named in a warning"
-assert_err_contains "known keys: mirror, store, cuda, modules, modules_format" "with the keys that are known"
+assert_err_contains "known keys: mirror, store, user, cuda, modules, modules_format" "with the keys that are known"
 finish
