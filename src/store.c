@@ -162,6 +162,18 @@ fail:
 	return r;
 }
 
+/* The open lock file must be a regular file of ours (st: what it is). */
+static int lock_file_ok(struct cvm_store *s, int fd, const char *path, struct stat *st)
+{
+	if (fstat(fd, st) < 0)
+		return sys_err(s, "open the lock", -errno);
+	if (!S_ISREG(st->st_mode) || st->st_uid != geteuid())
+		return cvm_err(-CVM_E_PERM, "refusing the lock '%s': %s; remove it (the next command "
+			       "makes a new one)", cvm_safe(path), !S_ISREG(st->st_mode) ?
+			       "it is not a regular file" : "it belongs to another user");
+	return 0;
+}
+
 /*
  * A dry run creates no lock file and writes nothing into one: an existing
  * one is locked as the real run would lock it (so that what it plans is
@@ -183,16 +195,13 @@ static int lock_dry(struct cvm_store *s, const char *path, double timeout_s)
 	if (fd < 0 && errno == ELOOP)
 		return cvm_err(-CVM_E_PERM, "refusing the lock '%s': it is not a regular file; remove "
 			       "it (the next command makes a new one)", cvm_safe(path));
-	if (fd < 0 || fstat(fd, &st) < 0) {
+	if (fd < 0) {
 		r = sys_err(s, "open the lock", -errno);
 		goto fail;
 	}
-	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-		r = cvm_err(-CVM_E_PERM, "refusing the lock '%s': %s; remove it (the next command "
-			    "makes a new one)", cvm_safe(path), !S_ISREG(st.st_mode) ?
-			    "it is not a regular file" : "it belongs to another user");
+	r = lock_file_ok(s, fd, path, &st);
+	if (r < 0)
 		goto fail;
-	}
 	r = cvm_lock_take(fd, path, timeout_s);
 	if (r < 0)
 		goto fail;
@@ -231,16 +240,9 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 		fd = openat(s->fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 		if (fd < 0)
 			return sys_err(s, "open the lock", -errno);
-		if (fstat(fd, &st) < 0) {
-			r = sys_err(s, "open the lock", -errno);
+		r = lock_file_ok(s, fd, path, &st);
+		if (r < 0)
 			goto fail;
-		}
-		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
-			r = cvm_err(-CVM_E_PERM, "refusing the lock '%s': %s; remove it (the next "
-				    "command makes a new one)", cvm_safe(path), !S_ISREG(st.st_mode) ?
-				    "it is not a regular file" : "it belongs to another user");
-			goto fail;
-		}
 		/* Windows has no modes to fix (ACLs): its lock file is never replaced. */
 		if (!CVM_WINDOWS && (st.st_mode & 07777) != 0600 && cvm_lock_try(fd) < 0 &&
 		    cvm_lock_held_by_others_only(fd)) {
