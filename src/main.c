@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <limits.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -17,6 +18,7 @@
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/plan.h"
+#include "cudnnvm/select.h"
 #include "cudnnvm/smoke.h"
 
 #define CVM_VERSION_STRING "0.1.0"
@@ -335,6 +337,28 @@ int cvm_usage_bad_option(const char *cmd, char **argv)
 	if (optopt && optopt != '?')
 		return cvm_usage(cmd, "unknown option '-%c' or missing argument", optopt);
 	return cvm_usage(cmd, "unknown option '%s' or missing argument", cvm_safe(argv[optind - 1]));
+}
+
+/* In main.c with cvm_usage, which it calls (select.c is the library's, and the fuzzers'). */
+int cvm_pin_spec(const char *cmd, const char *given, char *buf, size_t len, const char **spec)
+{
+	char cwd[PATH_MAX], file[PATH_MAX];
+	int r;
+
+	*spec = given;
+	if (given)
+		return 0;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cvm_err(-errno, "%s: cannot tell the working folder: %s", cmd, strerror(errno));
+	r = cvm_pin_find(cwd, buf, len, file, sizeof(file));
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return cvm_usage(cmd, "a VERSION is needed, e.g. 9.1 (or a .cudnn-version file here "
+				 "or in a parent folder: 'cudnnvm local VERSION')");
+	cvm_info("%s: cuDNN %s, as %s says", cmd, buf, cvm_safe(file));
+	*spec = buf;
+	return 0;
 }
 
 int cvm_cli_refuse_user(const struct cvm_ctx *ctx, const char *cmd)

@@ -150,27 +150,6 @@ int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_
 	}
 }
 
-int cvm_pin_spec(const char *cmd, const char *given, char *buf, size_t len, const char **spec)
-{
-	char cwd[PATH_MAX], file[PATH_MAX];
-	int r;
-
-	*spec = given;
-	if (given)
-		return 0;
-	if (!getcwd(cwd, sizeof(cwd)))
-		return cvm_err(-errno, "%s: cannot tell the working folder: %s", cmd, strerror(errno));
-	r = cvm_pin_find(cwd, buf, len, file, sizeof(file));
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return cvm_usage(cmd, "a VERSION is needed, e.g. 9.1 (or a .cudnn-version file here "
-				 "or in a parent folder: 'cudnnvm local VERSION')");
-	cvm_info("%s: cuDNN %s, as %s says", cmd, buf, cvm_safe(file));
-	*spec = buf;
-	return 0;
-}
-
 /* Whether toolkit (or, NULL, any toolkit) has id active. */
 static bool is_active(struct cvm_store *s, const char *id, const char *toolkit)
 {

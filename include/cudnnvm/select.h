@@ -32,7 +32,7 @@ int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_
  * The VERSION a command (use, install) works on: given, or else the one
  * .cudnn-version in the working folder or a parent pins (said on stdout,
  * naming the file; buf holds it). 0 and *spec set, or a negative code
- * (printed; -CVM_E_USAGE when there is neither).
+ * (printed; -CVM_E_USAGE when there is neither). In main.c, beside cvm_usage.
  */
 int cvm_pin_spec(const char *cmd, const char *given, char *buf, size_t len, const char **spec);
 

@@ -180,12 +180,17 @@ static inline void fuzz_model_entry(struct fuzz_model *m, const struct cvm_entry
 	m->exact = true;
 	m->rel[0] = '\0';
 	m->r = -CVM_E_UNSAFE;
+	/* The bounds (entry.h): entries of one archive, bytes of a component, depth. */
+	if (++m->st.entries > CVM_ENTRY_MAX_ENTRIES)
+		goto out;
 	if (!fuzz_name_ok(e->path) || e->type == CVM_ENTRY_HARDLINK || e->type == CVM_ENTRY_OTHER)
 		goto out;
 	for (s = e->path; *s;) {
 		size_t n = strcspn(s, "/");
 
 		if (n && !(n == 1 && *s == '.')) {
+			if (n > CVM_ENTRY_MAX_COMPONENT || nparts > CVM_ENTRY_MAX_DEPTH)
+				goto out;
 			if (o)
 				norm[o++] = '/';
 			memcpy(norm + o, s, n);
@@ -216,9 +221,13 @@ static inline void fuzz_model_entry(struct fuzz_model *m, const struct cvm_entry
 		m->st.top[toplen] = '\0';
 		m->st.have_top = true;
 		m->st.layout = strcmp(m->st.top, "cuda") ? CVM_LAYOUT_NVIDIA : CVM_LAYOUT_LEGACY;
+		m->st.windows = m->st.windows || !strncmp(m->st.top, "cudnn-windows-", 14);
 	} else if (strlen(m->st.top) != toplen || memcmp(m->st.top, norm, toplen)) {
 		goto out;
 	}
+	/* A Windows archive's names also follow Windows' rules (test_entry has them one by one). */
+	if (m->st.windows && cvm_entry_windows_problem(e->path))
+		goto out;
 	if (nparts == 1) {
 		m->r = 1;
 		goto out;

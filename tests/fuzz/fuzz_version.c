@@ -25,7 +25,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (regcomp(&re_version, "^[0-9]{1,6}(\\.[0-9]{1,6}){0,3}$", REG_EXTENDED | REG_NOSUB) ||
 	    regcomp(&re_canonical, "^(0|[1-9][0-9]*)(\\.(0|[1-9][0-9]*)){0,3}$",
 		    REG_EXTENDED | REG_NOSUB) ||
-	    regcomp(&re_cuda, "^[0-9]{1,3}(\\.[0-9]{1,3})?$", REG_EXTENDED | REG_NOSUB))
+	    regcomp(&re_cuda, "^[0-9]{1,3}(\\.([0-9]{1,3}|x))?$", REG_EXTENDED | REG_NOSUB))
 		abort();
 	return 0;
 }
@@ -169,7 +169,8 @@ static void check_cuda(const char *s)
 	if (r < 0)
 		return;
 	FUZZ_ASSERT(major >= 1 && major <= 999, "cuda '%s': major %d", s, major);
-	FUZZ_ASSERT(strchr(s, '.') ? minor >= 0 && minor <= 999 : minor == -1,
+	/* "12.x" is the major alone, as "12" is (NVIDIA's Windows downloads name it so). */
+	FUZZ_ASSERT(strchr(s, '.') && !strstr(s, ".x") ? minor >= 0 && minor <= 999 : minor == -1,
 		    "cuda '%s': minor %d", s, minor);
 	FUZZ_ASSERT(major == strtol(s, NULL, 10), "cuda '%s': major %d", s, major);
 	if (minor >= 0)
