@@ -70,7 +70,8 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	const struct cvm_backend *be = cvm_backend();
 	struct cvm_switch sw = {
 		.store = &ctx->store, .root = ctx->root, .tk = tk, .cuda = cuda,
-		.from = from, .to = to, .no_ldconfig = o->no_ldconfig, .adopt = o->adopt,
+		.from = from, .to = to, .no_ldconfig = o->no_ldconfig, .user = ctx->user,
+		.adopt = o->adopt,
 		.files = o->files, .nfiles = o->nfiles,
 	};
 	bool adopt_again = o->adopt && from && to && !strcmp(from, to);

@@ -8,17 +8,12 @@
 #include <string.h>
 
 #include "cudnnvm/cli.h"
+#include "cudnnvm/compat.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
-
-/* Variables set to the folder itself, and lists the folder's part is put in front of. */
-static const char *const plain[] = { "CUDNN_PATH", "CUDNN_HOME" };
-static const struct { const char *var, *sub; } lists[] = {
-	{ "LD_LIBRARY_PATH", "lib" }, { "LIBRARY_PATH", "lib" }, { "CPATH", "include" },
-};
 
 /* Single quotes, with the quote itself closed, escaped and reopened (sh, fish, pwsh alike). */
 static void quoted(const char *s, const char *esc)
@@ -37,16 +32,18 @@ static void quoted(const char *s, const char *esc)
 static int json_env(const char *id, const char *dir)
 {
 	cvm_json *o = cvm_json_object(), *set = cvm_json_object(), *pre = cvm_json_object();
+	const struct cvm_env_var *v;
 	char val[PATH_MAX + 16];
+	size_t n;
 	int r = -ENOMEM;
 
 	if (!o || !set || !pre)
 		goto out;
-	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-		cvm_json_set(set, plain[i], cvm_json_string(dir));
-	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-		snprintf(val, sizeof(val), "%s/%s", dir, lists[i].sub);
-		cvm_json_set(pre, lists[i].var, cvm_json_string(val));
+	v = cvm_env_vars(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (cvm_env_value(val, sizeof(val), dir, v[i].sub) < 0)
+			continue;
+		cvm_json_set(v[i].sub ? pre : set, v[i].var, cvm_json_string(val));
 	}
 	cvm_json_set(o, "id", cvm_json_string(id));
 	cvm_json_set(o, "path", cvm_json_string(dir));
@@ -61,6 +58,36 @@ out:
 	return r;
 }
 
+/* One variable in shell's words: set to val, or (list) val put in front of it. */
+static void print_var(const char *shell, const char *var, const char *val, bool list)
+{
+	if (!strcmp(shell, "cmd")) {
+		/* cmd has no quoting but "set "VAR=..."": '%' and '"' are refused before. */
+		if (list)
+			printf("set \"%s=%s;%%%s%%\"\n", var, val, var);
+		else
+			printf("set \"%s=%s\"\n", var, val);
+		return;
+	}
+	if (!strcmp(shell, "fish")) {
+		printf("set -gx %s ", var);
+		quoted(val, "\\'");
+		if (list)
+			printf(" $%s", var);
+	} else if (!strcmp(shell, "pwsh")) {
+		printf("$env:%s = ", var);
+		quoted(val, "''");
+		if (list)
+			printf(" + $(if ($env:%s) { '%c' + $env:%s } else { '' })", var, cvm_env_sep, var);
+	} else {
+		printf("export %s=", var);
+		quoted(val, "'\\''");
+		if (list)
+			printf("\"${%s:+:$%s}\"", var, var);
+	}
+	putchar('\n');
+}
+
 int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -70,7 +97,9 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	const char *cuda = NULL, *shell = "sh";
+	const char *cuda = NULL, *shell = CVM_WINDOWS ? "pwsh" : "sh";
+	const struct cvm_env_var *v;
+	size_t n;
 	bool force = false;
 	char id[160], dir[PATH_MAX], val[PATH_MAX + 16];
 	int c, r;
@@ -93,8 +122,9 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (strcmp(shell, "sh") && strcmp(shell, "bash") && strcmp(shell, "zsh") &&
-	    strcmp(shell, "fish") && strcmp(shell, "pwsh"))
-		return cvm_usage("env", "--shell '%s': expected sh, fish or pwsh", cvm_safe(shell));
+	    strcmp(shell, "fish") && strcmp(shell, "pwsh") && (!CVM_WINDOWS || strcmp(shell, "cmd")))
+		return cvm_usage("env", "--shell '%s': expected %s", cvm_safe(shell),
+				 CVM_WINDOWS ? "pwsh, cmd, sh or fish" : "sh, fish or pwsh");
 	if (argc - optind > 1)
 		return cvm_usage("env", "at most one VERSION");
 	r = cvm_select_version(ctx, optind < argc ? argv[optind] : NULL, cuda, id, sizeof(id), dir,
@@ -107,33 +137,19 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 		return r;
 	if (cvm_out.json)
 		return json_env(id, dir);
-	if (cvm_out.verbosity >= 0)
-		printf("# cuDNN %s (eval \"$(cudnnvm env)\" to use it)\n", id);
-	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
-		if (!strcmp(shell, "fish"))
-			printf("set -gx %s ", plain[i]), quoted(dir, "\\'");
-		else if (!strcmp(shell, "pwsh"))
-			printf("$env:%s = ", plain[i]), quoted(dir, "''");
-		else
-			printf("export %s=", plain[i]), quoted(dir, "'\\''");
-		putchar('\n');
-	}
-	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) {
-		const char *v = lists[i].var;
-		snprintf(val, sizeof(val), "%s/%s", dir, lists[i].sub);
-		if (!strcmp(shell, "fish")) {
-			printf("set -gx %s ", v);
-			quoted(val, "\\'");
-			printf(" $%s\n", v);
-		} else if (!strcmp(shell, "pwsh")) {
-			printf("$env:%s = ", v);
-			quoted(val, "''");
-			printf(" + $(if ($env:%s) { ':' + $env:%s } else { '' })\n", v, v);
-		} else {
-			printf("export %s=", v);
-			quoted(val, "'\\''");
-			printf("\"${%s:+:$%s}\"\n", v, v);
-		}
+	if (!strcmp(shell, "cmd") && strpbrk(dir, "%\""))
+		return cvm_err(-CVM_E_USAGE, "env --shell cmd: the folder '%s' has a '%%' or '\"', which "
+			       "cmd cannot be given safely: use --shell pwsh", cvm_safe(dir));
+	if (cvm_out.verbosity >= 0 && !strcmp(shell, "cmd"))
+		printf("rem cuDNN %s (cudnnvm env --shell cmd > cudnn.cmd, then: call cudnn.cmd)\n", id);
+	else if (cvm_out.verbosity >= 0)
+		printf("# cuDNN %s (%s to use it)\n", id, !strcmp(shell, "pwsh") ?
+		       "cudnnvm env --shell pwsh | Invoke-Expression" : "eval \"$(cudnnvm env)\"");
+	v = cvm_env_vars(&n);
+	for (size_t i = 0; i < n; i++) {
+		if (cvm_env_value(val, sizeof(val), dir, v[i].sub) < 0)
+			return cvm_err(-ENAMETOOLONG, "env: the folder '%s' is too long", cvm_safe(dir));
+		print_var(shell, v[i].var, val, v[i].sub != NULL);
 	}
 	return 0;
 }

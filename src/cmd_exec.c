@@ -15,18 +15,21 @@
 #include "cudnnvm/cli.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/proc.h"
 #include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
 
-static int prepend(const char *var, const char *dir, const char *sub)
+/* var set to dir[/sub], or with dir/sub put in front of its list. */
+static int set_var(const struct cvm_env_var *v, const char *dir)
 {
-	const char *old = getenv(var);
-	char val[PATH_MAX * 4];
+	const char *old = getenv(v->var);
+	char val[PATH_MAX * 4], head[PATH_MAX], sep[2] = { cvm_env_sep, '\0' };
 
-	if (snprintf(val, sizeof(val), "%s/%s%s%s", dir, sub, old && *old ? ":" : "",
-		     old ? old : "") >= (int)sizeof(val))
+	if (cvm_env_value(head, sizeof(head), dir, v->sub) < 0 ||
+	    snprintf(val, sizeof(val), "%s%s%s", head, v->sub && old && *old ? sep : "",
+		     v->sub && old ? old : "") >= (int)sizeof(val))
 		return -ENAMETOOLONG;
-	return setenv(var, val, 1) < 0 ? -errno : 0;
+	return setenv(v->var, val, 1) < 0 ? -errno : 0;
 }
 
 static bool python_like(const char *cmd)
@@ -43,7 +46,7 @@ static bool python_like(const char *cmd)
 
 /* The first folder matching pattern that holds a libcudnn.so.*, into out. */
 #ifdef _WIN32
-/* exec is not on Windows yet (issue Windows II), and no Python wheel there is ELF. */
+/* A Windows wheel holds DLLs, not libcudnn.so: this check is Linux's. */
 static bool wheel_copy(const char *pattern, char *out, size_t len)
 {
 	(void)pattern;
@@ -132,6 +135,8 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 	};
 	const char *cuda = NULL, *spec = NULL;
 	char id[160], dir[PATH_MAX];
+	const struct cvm_env_var *vars;
+	size_t nvars;
 	bool force = false;
 	int c, r;
 
@@ -167,15 +172,13 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 	if (r < 0)
 		return r;
 	shadowed(argv[optind], id);
-	if (setenv("CUDNN_PATH", dir, 1) < 0 || setenv("CUDNN_HOME", dir, 1) < 0 ||
-	    prepend("LD_LIBRARY_PATH", dir, "lib") < 0 || prepend("LIBRARY_PATH", dir, "lib") < 0 ||
-	    prepend("CPATH", dir, "include") < 0)
-		return cvm_err(-ENOMEM, "exec: cannot set the environment");
+	vars = cvm_env_vars(&nvars);
+	for (size_t i = 0; i < nvars; i++)
+		if (set_var(&vars[i], dir) < 0)
+			return cvm_err(-ENOMEM, "exec: cannot set %s", vars[i].var);
 	cvm_verbose("running %s with cuDNN %s", argv[optind], id);
-	fflush(NULL);
-	execvp(argv[optind], argv + optind);
+	r = -cvm_proc_exec(argv + optind);
 	/* As env(1) and the shells: 127 when there is no such command, 126 when it cannot run. */
-	r = errno;
 	cvm_err(-r, "cannot run '%s': %s", cvm_safe(argv[optind]), strerror(r));
 	return r == ENOENT || r == ENOTDIR ? 127 : 126;
 }

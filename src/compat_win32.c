@@ -7,6 +7,7 @@
 #define WIN32_LEAN_AND_MEAN
 #include <windows.h>
 #include <psapi.h>
+#include <winioctl.h>
 #include <stdarg.h>
 #include <wchar.h>
 
@@ -378,20 +379,42 @@ static HANDLE open_meta(const wchar_t *w, bool nofollow)
 			   FILE_FLAG_BACKUP_SEMANTICS | (nofollow ? FILE_FLAG_OPEN_REPARSE_POINT : 0), NULL);
 }
 
+static ssize_t link_file_read(const wchar_t *w, char *buf, size_t len);
+static wchar_t *target_path(int dirfd, const char *name, const char *target);
+
 int fstatat(int dirfd, const char *name, struct cvm_stat *st, int flags)
 {
 	wchar_t *w = cvm_wpath_at(dirfd, name);
+	char target[4096];
+	ssize_t n;
 	HANDLE h;
 	int r;
 
 	if (!w)
 		return -1;
 	h = open_meta(w, flags & AT_SYMLINK_NOFOLLOW);
-	free(w);
-	if (h == INVALID_HANDLE_VALUE)
+	if (h == INVALID_HANDLE_VALUE) {
+		free(w);
 		return fail_win();
+	}
 	r = stat_handle(h, st);
 	CloseHandle(h);
+	/* A link file (see symlinkat) is a link: reported as one, or followed. */
+	if (r == 0 && S_ISREG(st->st_mode) && (n = link_file_read(w, target, sizeof(target))) >= 0) {
+		if (flags & AT_SYMLINK_NOFOLLOW) {
+			st->st_mode = S_IFLNK | 0777;
+			st->st_size = n;
+		} else {
+			wchar_t *t = target_path(dirfd, name, target);
+
+			h = t ? open_meta(t, false) : INVALID_HANDLE_VALUE;
+			free(t);
+			r = h == INVALID_HANDLE_VALUE ? fail_win() : stat_handle(h, st);
+			if (h != INVALID_HANDLE_VALUE)
+				CloseHandle(h);
+		}
+	}
+	free(w);
 	return r;
 }
 
@@ -595,6 +618,8 @@ int unlinkat(int dirfd, const char *name, int flags)
 	return ok ? 0 : fail_win();
 }
 
+static bool repoint_junction(const wchar_t *from, const wchar_t *to);
+
 static int move(int od, const char *from, int nd, const char *to, DWORD how)
 {
 	wchar_t *a = cvm_wpath_at(od, from), *b = a ? cvm_wpath_at(nd, to) : NULL;
@@ -607,8 +632,18 @@ static int move(int od, const char *from, int nd, const char *to, DWORD how)
 	}
 	ok = MoveFileExW(a, b, how | MOVEFILE_WRITE_THROUGH);
 	e = GetLastError();
-	/* rename(2) replaces an empty folder; MoveFileExW replaces only files. */
+	/*
+	 * A junction renamed over a junction (a link re-pointed): MoveFileExW
+	 * replaces no folder, and removing the old one first would leave an
+	 * instant with no link. The old junction's reparse data is replaced
+	 * in place instead (one FSCTL_SET_REPARSE_POINT: a program opening
+	 * through it sees the old target or the new one), then the new is removed.
+	 */
 	if (!ok && (how & MOVEFILE_REPLACE_EXISTING) && e == ERROR_ACCESS_DENIED &&
+	    repoint_junction(a, b)) {
+		ok = RemoveDirectoryW(a);
+	/* rename(2) replaces an empty folder; MoveFileExW replaces only files. */
+	} else if (!ok && (how & MOVEFILE_REPLACE_EXISTING) && e == ERROR_ACCESS_DENIED &&
 	    (GetFileAttributesW(b) & FILE_ATTRIBUTE_DIRECTORY) &&
 	    GetFileAttributesW(b) != INVALID_FILE_ATTRIBUTES && RemoveDirectoryW(b))
 		ok = MoveFileExW(a, b, how | MOVEFILE_WRITE_THROUGH);
@@ -624,26 +659,306 @@ int renameat(int od, const char *from, int nd, const char *to)
 	return move(od, from, nd, to, MOVEFILE_REPLACE_EXISTING);
 }
 
+/*
+ * Links. The core's links name folders (STORE/active/cuda-X.Y ->
+ * ../versions/<id>). Here a link is a directory junction, which needs no
+ * privilege: its substitute name is the absolute target (a junction is
+ * absolute), its print name the target as the core wrote it, which is what
+ * readlinkat gives back. A file system without reparse points (FAT32, exFAT,
+ * some shares, wine) gets a link file instead, in Cygwin's manner: a small
+ * file with the system attribute holding LINK_MAGIC and the target, which
+ * lstat reports as a link and rename replaces atomically. Nothing can be
+ * opened through a link file; activation, which knows, does not try.
+ */
+#define LINK_MAGIC "!<cudnnvm-link>\n"
+#define LINK_MAX 4096
+
+/* The reparse data of a junction or a symbolic link (ntifs.h's REPARSE_DATA_BUFFER). */
+struct reparse {
+	DWORD tag;
+	WORD len, reserved;
+	WORD sub_off, sub_len, print_off, print_len;
+	union {
+		WCHAR mount[1];
+		struct {
+			ULONG flags;
+			WCHAR path[1];
+		} sym;
+	} u;
+};
+
+/* A link file's target into buf (NUL-terminated): its length, or -1 (not one). */
+static ssize_t link_file_read(const wchar_t *w, char *buf, size_t len)
+{
+	char b[sizeof(LINK_MAGIC) + LINK_MAX];
+	DWORD got = 0, a = GetFileAttributesW(w);
+	HANDLE h;
+	size_t n, m = strlen(LINK_MAGIC);
+
+	if (a == INVALID_FILE_ATTRIBUTES || (a & FILE_ATTRIBUTE_DIRECTORY) || !(a & FILE_ATTRIBUTE_SYSTEM))
+		return -1;
+	h = CreateFileW(w, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			OPEN_EXISTING, FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return -1;
+	if (!ReadFile(h, b, sizeof(b) - 1, &got, NULL))
+		got = 0;
+	CloseHandle(h);
+	if (got <= m || memcmp(b, LINK_MAGIC, m))
+		return -1;
+	n = got - m;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, b + m, n);
+	buf[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* A junction's (or symbolic link's) target: the print name, else the substitute name. */
+static ssize_t reparse_read(const wchar_t *w, char *buf, size_t len)
+{
+	union {
+		struct reparse r;
+		BYTE b[MAXIMUM_REPARSE_DATA_BUFFER_SIZE];
+	} u;
+	DWORD got = 0;
+	HANDLE h = CreateFileW(w, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+			       NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	const WCHAR *base, *t;
+	size_t tl;
+	char *s;
+	wchar_t *copy;
+	ssize_t n;
+
+	if (h == INVALID_HANDLE_VALUE)
+		return fail_win();
+	if (!DeviceIoControl(h, FSCTL_GET_REPARSE_POINT, NULL, 0, &u, sizeof(u), &got, NULL)) {
+		CloseHandle(h);
+		return fail_win();
+	}
+	CloseHandle(h);
+	if (u.r.tag == IO_REPARSE_TAG_MOUNT_POINT)
+		base = u.r.u.mount;
+	else if (u.r.tag == IO_REPARSE_TAG_SYMLINK)
+		base = u.r.u.sym.path;
+	else {
+		errno = EINVAL;
+		return -1;
+	}
+	t = base + (u.r.print_len ? u.r.print_off : u.r.sub_off) / sizeof(WCHAR);
+	tl = (u.r.print_len ? u.r.print_len : u.r.sub_len) / sizeof(WCHAR);
+	if (!u.r.print_len && tl >= 4 && !wcsncmp(t, L"\\??\\", 4)) {
+		t += 4;
+		tl -= 4;
+	}
+	copy = calloc(tl + 1, sizeof(wchar_t));
+	if (!copy) {
+		errno = ENOMEM;
+		return -1;
+	}
+	wmemcpy(copy, t, tl);
+	s = cvm_utf8(copy);
+	free(copy);
+	if (!s)
+		return -1;
+	n = (ssize_t)strlen(s);
+	if ((size_t)n > len)
+		n = (ssize_t)len;
+	memcpy(buf, s, (size_t)n);
+	free(s);
+	return n;
+}
+
 ssize_t readlinkat(int dirfd, const char *name, char *buf, size_t len)
 {
-	struct cvm_stat st;
+	char tmp[LINK_MAX];
+	wchar_t *w = cvm_wpath_at(dirfd, name);
+	DWORD a;
+	ssize_t n;
 
-	/* Links are the next issue's (junctions); none is made here. */
-	(void)buf;
-	(void)len;
-	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+	if (!w)
 		return -1;
-	errno = S_ISLNK(st.st_mode) ? EOPNOTSUPP : EINVAL;
-	return -1;
+	a = GetFileAttributesW(w);
+	if (a == INVALID_FILE_ATTRIBUTES) {
+		free(w);
+		return fail_win();
+	}
+	if (a & FILE_ATTRIBUTE_REPARSE_POINT) {
+		n = reparse_read(w, buf, len);
+	} else if ((n = link_file_read(w, tmp, sizeof(tmp))) >= 0) {
+		if ((size_t)n > len)
+			n = (ssize_t)len;
+		memcpy(buf, tmp, (size_t)n);
+	} else {
+		errno = EINVAL;
+	}
+	free(w);
+	return n;
+}
+
+int cvm_win_link_kind(int dirfd, const char *name)
+{
+	char tmp[LINK_MAX];
+	wchar_t *w = cvm_wpath_at(dirfd, name);
+	DWORD a = w ? GetFileAttributesW(w) : INVALID_FILE_ATTRIBUTES;
+	int kind = CVM_WIN_NOT_LINK;
+
+	if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_REPARSE_POINT))
+		kind = CVM_WIN_JUNCTION;
+	else if (a != INVALID_FILE_ATTRIBUTES && link_file_read(w, tmp, sizeof(tmp)) >= 0)
+		kind = CVM_WIN_LINK_FILE;
+	free(w);
+	return kind;
+}
+
+/* Makes the empty folder w a junction to abs (a \\?\ path). */
+static bool set_junction(const wchar_t *w, const wchar_t *abs, const char *print)
+{
+	union {
+		struct reparse r;
+		BYTE b[MAXIMUM_REPARSE_DATA_BUFFER_SIZE];
+	} u;
+	wchar_t *wp = cvm_wide(print);
+	const wchar_t *t = abs + (!wcsncmp(abs, L"\\\\?\\", 4) ? 4 : 0);
+	size_t sl = (wcslen(t) + 4) * sizeof(WCHAR), pl = wp ? wcslen(wp) * sizeof(WCHAR) : 0;
+	DWORD got;
+	HANDLE h;
+	BOOL ok;
+
+	if (!wp || offsetof(struct reparse, u.mount) + sl + pl + 4 > sizeof(u)) {
+		free(wp);
+		SetLastError(ERROR_FILENAME_EXCED_RANGE);
+		return false;
+	}
+	memset(&u, 0, sizeof(u));
+	u.r.tag = IO_REPARSE_TAG_MOUNT_POINT;
+	u.r.sub_off = 0;
+	u.r.sub_len = (WORD)sl;
+	u.r.print_off = (WORD)(sl + sizeof(WCHAR));
+	u.r.print_len = (WORD)pl;
+	wcscpy(u.r.u.mount, L"\\??\\");
+	wcscat(u.r.u.mount, t);
+	memcpy((BYTE *)u.r.u.mount + u.r.print_off, wp, pl);
+	free(wp);
+	u.r.len = (WORD)(8 + sl + pl + 2 * sizeof(WCHAR));
+	h = CreateFileW(w, GENERIC_WRITE, 0, NULL, OPEN_EXISTING,
+			FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return false;
+	ok = DeviceIoControl(h, FSCTL_SET_REPARSE_POINT, &u, (DWORD)(8 + u.r.len), NULL, 0, &got, NULL);
+	CloseHandle(h);
+	return ok;
+}
+
+/* Both junctions: to gets from's target (see move). */
+static bool repoint_junction(const wchar_t *from, const wchar_t *to)
+{
+	union {
+		struct reparse r;
+		BYTE b[MAXIMUM_REPARSE_DATA_BUFFER_SIZE];
+	} u;
+	DWORD af = GetFileAttributesW(from), at = GetFileAttributesW(to), got = 0;
+	HANDLE h;
+	BOOL ok;
+
+	if (af == INVALID_FILE_ATTRIBUTES || at == INVALID_FILE_ATTRIBUTES ||
+	    !(af & at & FILE_ATTRIBUTE_REPARSE_POINT) || !(af & at & FILE_ATTRIBUTE_DIRECTORY))
+		return false;
+	h = CreateFileW(from, FILE_READ_ATTRIBUTES, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+			NULL, OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return false;
+	ok = DeviceIoControl(h, FSCTL_GET_REPARSE_POINT, NULL, 0, &u, sizeof(u), &got, NULL);
+	CloseHandle(h);
+	if (!ok || u.r.tag != IO_REPARSE_TAG_MOUNT_POINT)
+		return false;
+	h = CreateFileW(to, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return false;
+	ok = DeviceIoControl(h, FSCTL_SET_REPARSE_POINT, &u, got, NULL, 0, &got, NULL) &&
+	     FlushFileBuffers(h);
+	CloseHandle(h);
+	return ok;
+}
+
+/* Whether a failed FSCTL_SET_REPARSE_POINT means "this file system has none". */
+static bool no_reparse_points(DWORD e)
+{
+	return e == ERROR_NOT_SUPPORTED || e == ERROR_INVALID_FUNCTION || e == ERROR_INVALID_PARAMETER;
+}
+
+/* The path (\\?\ form) a link name below dirfd to target leads to. malloc'd; NULL, errno set. */
+static wchar_t *target_path(int dirfd, const char *name, const char *target)
+{
+	char rel[LINK_MAX + 8];
+	const char *slash = strrchr(name, '/');
+	int n = absolute(target) ? snprintf(rel, sizeof(rel), "%s", target)
+				 : snprintf(rel, sizeof(rel), "%.*s%s",
+					    slash ? (int)(slash - name + 1) : 0, name, target);
+
+	if (n < 0 || (size_t)n >= sizeof(rel)) {
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	return cvm_wpath_at(dirfd, rel);
 }
 
 int symlinkat(const char *target, int dirfd, const char *name)
 {
-	(void)target;
-	(void)dirfd;
-	(void)name;
-	errno = EOPNOTSUPP;
-	return -1;
+	wchar_t *w, *abs;
+	DWORD a, e, put;
+	HANDLE h;
+	BOOL ok;
+
+	if (strlen(target) >= LINK_MAX) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	w = cvm_wpath_at(dirfd, name);
+	if (!w)
+		return -1;
+	abs = target_path(dirfd, name, target);
+	a = abs ? GetFileAttributesW(abs) : INVALID_FILE_ATTRIBUTES;
+	/* Junctions are for folders: a link to anything else is a link file. */
+	if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY)) {
+		if (!CreateDirectoryW(w, NULL)) {
+			free(w);
+			free(abs);
+			return fail_win();
+		}
+		if (set_junction(w, abs, target)) {
+			free(w);
+			free(abs);
+			return 0;
+		}
+		e = GetLastError();
+		RemoveDirectoryW(w);
+		if (!no_reparse_points(e)) {
+			free(w);
+			free(abs);
+			errno = cvm_errno_from_win(e);
+			return -1;
+		}
+	}
+	free(abs);
+	h = CreateFileW(w, GENERIC_WRITE, 0, NULL, CREATE_NEW, FILE_ATTRIBUTE_SYSTEM, NULL);
+	if (h == INVALID_HANDLE_VALUE) {
+		free(w);
+		return fail_win();
+	}
+	ok = WriteFile(h, LINK_MAGIC, (DWORD)strlen(LINK_MAGIC), &put, NULL) &&
+	     WriteFile(h, target, (DWORD)strlen(target), &put, NULL) && FlushFileBuffers(h);
+	e = GetLastError();
+	CloseHandle(h);
+	if (!ok) {
+		DeleteFileW(w);
+		free(w);
+		errno = cvm_errno_from_win(e);
+		return -1;
+	}
+	free(w);
+	return 0;
 }
 
 int link(const char *from, const char *to)

@@ -94,17 +94,17 @@ static const struct command commands[] = {
 	  "                       version comes back, named first) or mapped by running processes\n"
 	  DRY_OPT,
 	  "cudnnvm uninstall 8.9.6 --cuda 11.8" },
-	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN | CVM_CMD_NOWIN, "activate an installed version for a CUDA toolkit",
+	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN, "activate an installed version for a CUDA toolkit",
 	  "use [VERSION] [--cuda X.Y] [--no-smoke] [--no-ldconfig] [--dry-run]",
 	  CUDA_OPT SMOKE_OPTS DRY_OPT
 	  "Needs root (it changes the toolkit). Without root: 'cudnnvm env' or 'cudnnvm exec'.\n"
 	  "VERSION left out: .cudnn-version (in this folder or a parent) decides.\n",
 	  "cudnnvm use 9.1 --cuda 12.4" },
-	{ "current", cvm_cmd_current, CVM_CMD_STORE | CVM_CMD_NOWIN, "the active version per toolkit",
+	{ "current", cvm_cmd_current, CVM_CMD_STORE, "the active version per toolkit",
 	  "current [--cuda X.Y]",
 	  "  --cuda X.Y           only this toolkit\n",
 	  "cudnnvm current --json" },
-	{ "rollback", cvm_cmd_rollback, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN | CVM_CMD_NOWIN, "re-activate the previous version",
+	{ "rollback", cvm_cmd_rollback, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN, "re-activate the previous version",
 	  "rollback [--cuda X.Y] [--no-smoke] [--no-ldconfig] [--dry-run]",
 	  CUDA_OPT SMOKE_OPTS DRY_OPT,
 	  "cudnnvm rollback --cuda 12.4" },
@@ -112,7 +112,7 @@ static const struct command commands[] = {
 	  "history [--cuda X.Y]",
 	  "  --cuda X.Y           only this toolkit's journal\n",
 	  "cudnnvm history --cuda 11.8" },
-	{ "env", cvm_cmd_env, CVM_CMD_STORE | CVM_CMD_NOWIN, "print the environment that selects a version",
+	{ "env", cvm_cmd_env, CVM_CMD_STORE, "print the environment that selects a version",
 	  "env [VERSION] [--cuda X.Y] [--shell sh|fish|pwsh] [--force]",
 	  CUDA_OPT
 	  "  --shell SH           sh (also bash, zsh), fish or pwsh (default sh)\n"
@@ -122,7 +122,7 @@ static const struct command commands[] = {
 	  "the newest (-v says which and why). A version whose last smoke test failed is refused\n"
 	  "(exit 4) unless --force.\n",
 	  "eval \"$(cudnnvm --user env 9.1 --cuda 12.4)\"" },
-	{ "exec", cvm_cmd_exec, CVM_CMD_STORE | CVM_CMD_NOWIN, "run a command with a version selected",
+	{ "exec", cvm_cmd_exec, CVM_CMD_STORE, "run a command with a version selected",
 	  "exec [VERSION] [--cuda X.Y] [--force] -- CMD [ARGS...]",
 	  CUDA_OPT
 	  "  --force              even a version whose last smoke test failed\n"
@@ -363,7 +363,8 @@ int cvm_pin_spec(const char *cmd, const char *given, char *buf, size_t len, cons
 
 int cvm_cli_refuse_user(const struct cvm_ctx *ctx, const char *cmd)
 {
-	if (!ctx->user)
+	/* Windows has a user's own environment to activate through: HKCU\Environment. */
+	if (!ctx->user || CVM_WINDOWS)
 		return 0;
 	return cvm_err(-CVM_E_PERM, "%s: with --user nothing system-wide is changed: select a "
 		       "version through the environment with 'cudnnvm env' or 'cudnnvm exec'", cmd);

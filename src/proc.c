@@ -240,3 +240,10 @@ out:
 	free(var);
 	return r;
 }
+
+int cvm_proc_exec(char *const argv[])
+{
+	fflush(NULL);
+	execvp(argv[0], argv);
+	return -errno;
+}

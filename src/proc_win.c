@@ -192,3 +192,29 @@ out:
 	free(line);
 	return r;
 }
+
+int cvm_proc_exec(char *const argv[])
+{
+	STARTUPINFOW si = { .cb = sizeof(si) };
+	PROCESS_INFORMATION pi;
+	wchar_t *line = command_line(argv);
+	DWORD code = 1, e;
+
+	if (!line)
+		return -ENOMEM;
+	fflush(NULL);
+	if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, 0, NULL, NULL, &si, &pi)) {
+		e = GetLastError();
+		free(line);
+		return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ? -ENOENT
+									      : -cvm_errno_from_win(e);
+	}
+	free(line);
+	CloseHandle(pi.hThread);
+	/* Ctrl-C goes to the whole console: the child decides; we only wait for it. */
+	SetConsoleCtrlHandler(NULL, TRUE);
+	WaitForSingleObject(pi.hProcess, INFINITE);
+	GetExitCodeProcess(pi.hProcess, &code);
+	CloseHandle(pi.hProcess);
+	exit((int)code);
+}

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/activate.h"
+#include "cudnnvm/compat.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/manifest.h"
@@ -347,5 +348,32 @@ out:
 	cvm_strv_free(ids, n);
 	cvm_toolkits_free(all, nall);
 	cvm_toolkit_release(&tk);
+	return r;
+}
+
+static const struct cvm_env_var linux_vars[] = {
+	{ "CUDNN_PATH", NULL }, { "CUDNN_HOME", NULL }, { "LD_LIBRARY_PATH", "lib" },
+	{ "LIBRARY_PATH", "lib" }, { "CPATH", "include" },
+};
+static const struct cvm_env_var windows_vars[] = {
+	{ "CUDNN_PATH", NULL }, { "CUDNN_HOME", NULL }, { "PATH", "bin" },
+	{ "INCLUDE", "include" }, { "LIB", "lib/x64" },
+};
+const char cvm_env_sep = CVM_WINDOWS ? ';' : ':';
+
+const struct cvm_env_var *cvm_env_vars(size_t *n)
+{
+	*n = CVM_WINDOWS ? sizeof(windows_vars) / sizeof(windows_vars[0])
+			 : sizeof(linux_vars) / sizeof(linux_vars[0]);
+	return CVM_WINDOWS ? windows_vars : linux_vars;
+}
+
+int cvm_env_value(char *buf, size_t len, const char *dir, const char *sub)
+{
+	int r = sub ? cvm_fmt(buf, len, "%s/%s", dir, sub) : cvm_fmt(buf, len, "%s", dir);
+
+	for (char *c = buf; r == 0 && CVM_WINDOWS && *c; c++)
+		if (*c == '/')
+			*c = '\\';
 	return r;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What Windows does not have yet: activation (junctions and PATH, issue
- * "Windows II"), the smoke test, doctor and the confined extraction child.
+ * What Windows does not have yet: the smoke test, doctor and the confined
+ * extraction child (issue "Windows II").
  * Every entry point of the Linux-only modules is here, so that the shared
  * code and every command compile and link; the commands that need them
  * (flagged CVM_CMD_NOWIN in main.c) stop before opening the store with one
@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "cudnnvm/activate.h"
 #include "cudnnvm/compat.h"
 #include "cudnnvm/confine.h"
 #include "cudnnvm/doctor.h"
@@ -23,44 +22,6 @@
 int cvm_unavailable(const char *what)
 {
 	return cvm_err(-EOPNOTSUPP, "%s: not available on Windows yet (issue Windows II)", what);
-}
-
-/* ---- activation: the backend refuses before anything changes */
-
-static int prepare(const struct cvm_switch *sw)
-{
-	(void)sw;
-	return cvm_unavailable("activation");
-}
-
-static int finish(const struct cvm_switch *sw)
-{
-	(void)sw;
-	return cvm_unavailable("activation");
-}
-
-static int managed(const struct cvm_switch *sw, char ***paths, size_t *n)
-{
-	(void)sw;
-	*paths = NULL;
-	*n = 0;
-	return 0;
-}
-
-static int dirs(const struct cvm_switch *sw, char *inc, char *lib, size_t len)
-{
-	(void)sw;
-	(void)inc;
-	(void)lib;
-	(void)len;
-	return cvm_unavailable("toolkit linking");
-}
-
-const struct cvm_backend *cvm_backend(void)
-{
-	static const struct cvm_backend windows = { "windows (not yet)", prepare, finish, managed, dirs };
-
-	return &windows;
 }
 
 /* ---- confinement: none, so installs verify first */

@@ -23,6 +23,7 @@ struct cvm_switch {
 	const char *cuda;		/* "11.8": names active/, the journal, the conf file */
 	const char *from, *to;		/* ids; NULL or "" for none */
 	bool no_ldconfig;
+	bool user;			/* --user: the Windows backend edits HKCU, not HKLM */
 	/*
 	 * adopt: a hand-copied file (or link) where a link is wanted is
 	 * replaced by it, atomically, when its content is the version's;

@@ -105,8 +105,15 @@ int renameat(int olddirfd, const char *from, int newdirfd, const char *to);
 #define rename(a, b) renameat(AT_FDCWD, (a), AT_FDCWD, (b))
 ssize_t readlinkat(int dirfd, const char *name, char *buf, size_t len);
 #define readlink(p, b, l) readlinkat(AT_FDCWD, (p), (b), (l))
+/* A link to a folder is a directory junction; where the file system has no
+ * reparse points, or to anything else, a link file (compat_win32.c says
+ * more). readlinkat gives back the target as it was written. */
 int symlinkat(const char *target, int dirfd, const char *name);
 #define symlink(t, p) symlinkat((t), AT_FDCWD, (p))
+/* Which of the two name is: CVM_WIN_JUNCTION (or another reparse point),
+ * CVM_WIN_LINK_FILE, or CVM_WIN_NOT_LINK. */
+enum { CVM_WIN_NOT_LINK, CVM_WIN_JUNCTION, CVM_WIN_LINK_FILE };
+int cvm_win_link_kind(int dirfd, const char *name);
 int faccessat(int dirfd, const char *name, int mode, int flags);
 /* A hard link (CreateHardLinkW). */
 int link(const char *from, const char *to);

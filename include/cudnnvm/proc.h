@@ -35,4 +35,13 @@ int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n);
 int cvm_proc_capture(char *const argv[], const char *ld_path, bool keep_stderr, long timeout_ms,
 		     char *out, size_t len, int *status);
 
+/*
+ * Runs argv (argv[0] looked up in PATH) in place of this process, with
+ * this process's environment and standard streams: execvp on Linux; on
+ * Windows, which has no exec, a child whose exit code this process exits
+ * with once it ends (Ctrl-C reaches both). Returns only on failure: -errno
+ * (-ENOENT: no such command).
+ */
+int cvm_proc_exec(char *const argv[]);
+
 #endif

@@ -68,4 +68,21 @@ int cvm_select_resolve(struct cvm_ctx *ctx, const char *spec, int cuda_major, co
  */
 int cvm_select_check_smoke(struct cvm_ctx *ctx, const char *cmd, const char *id, bool force);
 
+/*
+ * The variables that select a version for one shell or command (env, exec):
+ * set to the version's folder (sub NULL), or with the folder's sub put in
+ * front of the list, entries joined by cvm_env_sep. Linux: CUDNN_PATH,
+ * CUDNN_HOME, LD_LIBRARY_PATH, LIBRARY_PATH, CPATH; Windows: CUDNN_PATH,
+ * CUDNN_HOME, PATH (bin, where the DLLs are found), INCLUDE and LIB (what
+ * MSVC reads).
+ */
+struct cvm_env_var {
+	const char *var, *sub;
+};
+const struct cvm_env_var *cvm_env_vars(size_t *n);
+extern const char cvm_env_sep;
+
+/* dir/sub (or dir) as this platform writes paths ('\\' on Windows) into buf: 0 or -ENAMETOOLONG. */
+int cvm_env_value(char *buf, size_t len, const char *dir, const char *sub);
+
 #endif

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a program started now gets: loads the DLL named on the command line
+ * (default cudnn64_9.dll) by name, through the normal DLL search, and prints
+ * "<path>\t<cudnnGetVersion()>", or "none\t<error>" and exits 1. The Windows
+ * tests start it after `wineserver -k`, so that its environment is the
+ * registry's.
+ */
+#include <stdio.h>
+#include <windows.h>
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "cudnn64_9.dll";
+	HMODULE m = LoadLibraryA(name);
+	char path[MAX_PATH];
+	size_t (*get_version)(void);
+
+	if (!m) {
+		printf("none\t%lu\n", GetLastError());
+		return 1;
+	}
+	GetModuleFileNameA(m, path, sizeof(path));
+	get_version = (size_t(*)(void))(void *)GetProcAddress(m, "cudnnGetVersion");
+	printf("%s\t%lu\n", path, get_version ? (unsigned long)get_version() : 0UL);
+	return 0;
+}
