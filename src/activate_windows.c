@@ -128,37 +128,72 @@ static int registry_error(const struct cvm_switch *sw, const char *what, int r)
 		       strerror(-r));
 }
 
+/*
+ * The entries this toolkit may have left: STORE\active\cuda-X.Y\bin, and
+ * STORE\versions\<id>\bin of every version (the one switched from, and any
+ * a crash between the switch and the registry write left) that no other
+ * toolkit has active. malloc'd strings; 0 or -errno.
+ */
+static int stale_entries(const struct cvm_switch *sw, char ***out, size_t *n)
+{
+	char **ids = NULL, **v;
+	size_t nids = 0, k = 0;
+	int r = cvm_store_list(sw->store, &ids, &nids);
+
+	if (r < 0)
+		return r;
+	v = calloc(nids + 2, sizeof(*v));
+	r = v ? 0 : -ENOMEM;
+	for (size_t i = 0; r == 0 && i < nids + 2; i++) {
+		const char *id = i < nids ? ids[i] : sw->from;
+		char buf[4096];
+
+		if (i == nids + 1)
+			r = active_bin(sw, buf, sizeof(buf));
+		else if (!id || !id[0] || active_elsewhere(sw, id))
+			continue;
+		else
+			r = version_bin(sw, id, buf, sizeof(buf));
+		if (r == 0 && !(v[k++] = strdup(buf)))
+			r = -ENOMEM;
+	}
+	cvm_strv_free(ids, nids);
+	if (r < 0) {
+		cvm_strv_free(v, k);
+		return r;
+	}
+	*out = v;
+	*n = k;
+	return 0;
+}
+
 /* PATH: drop the toolkit's old entries, put add (NULL: none) before the toolkit's bin. */
 static int edit_path(const struct cvm_switch *sw, const char *add, bool *changed)
 {
-	char jbin[4096], from_bin[4096], tk_bin[4096], key[512];
-	const char *drop[2] = { jbin, NULL };
-	char *shown = NULL;
+	char tk_bin[4096], key[512], **drop = NULL, *shown = NULL;
+	const char *before;
+	size_t ndrop = 0;
 	int r;
 
 	*changed = false;
-	r = active_bin(sw, jbin, sizeof(jbin));
-	if (r == 0 && sw->from && sw->from[0] && !active_elsewhere(sw, sw->from)) {
-		r = version_bin(sw, sw->from, from_bin, sizeof(from_bin));
-		drop[1] = from_bin;
-	}
-	if (r == 0)
-		r = win_form(tk_bin, sizeof(tk_bin), "%s/%s", sw->tk->path, "bin");
+	r = win_form(tk_bin, sizeof(tk_bin), "%s/%s", sw->tk->path, "bin");
 	if (r == 0)
 		r = cvm_fmt(key, sizeof(key), "%s\\Path", cvm_winenv_key_name(scope(sw)));
+	if (r == 0)
+		r = stale_entries(sw, &drop, &ndrop);
 	if (r < 0)
-		return r;
-	r = cvm_winenv_path_edit(scope(sw), drop, 2, add, scope(sw) == CVM_ENV_SYSTEM ? tk_bin : NULL,
-				 false, changed, &shown);
+		return cvm_err(r, "cannot list the store's versions: %s", strerror(-r));
+	before = scope(sw) == CVM_ENV_SYSTEM ? tk_bin : NULL;
+	r = cvm_winenv_path_edit(scope(sw), (const char *const *)drop, ndrop, add, before, false,
+				 changed, &shown);
 	if (r < 0)
-		return cvm_err(r, "cannot read PATH in %s: %s", cvm_winenv_key_name(scope(sw)),
-			       strerror(-r));
-	if (*changed && !cvm_plan_describe("set", key, NULL, "to %s", shown)) {
-		r = cvm_winenv_path_edit(scope(sw), drop, 2, add,
-					 scope(sw) == CVM_ENV_SYSTEM ? tk_bin : NULL, true, NULL, NULL);
-		if (r < 0)
-			r = registry_error(sw, "PATH", r);
-	}
+		r = cvm_err(r, "cannot read PATH in %s: %s", cvm_winenv_key_name(scope(sw)),
+			    strerror(-r));
+	else if (*changed && !cvm_plan_describe("set", key, NULL, "to %s", shown) &&
+		 (r = cvm_winenv_path_edit(scope(sw), (const char *const *)drop, ndrop, add, before,
+					   true, NULL, NULL)) < 0)
+		r = registry_error(sw, "PATH", r);
+	cvm_strv_free(drop, ndrop);
 	free(shown);
 	return r;
 }

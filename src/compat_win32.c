@@ -1541,3 +1541,14 @@ int wmain(int argc, wchar_t **wargv)
 	_setmode(_fileno(stdout), _O_BINARY);
 	return main(argc, argv);
 }
+
+int kill(int pid, int sig)
+{
+	if (pid != getpid()) {
+		errno = EPERM;
+		return -1;
+	}
+	if (sig == SIGKILL)
+		TerminateProcess(GetCurrentProcess(), 137);
+	return raise(sig);
+}

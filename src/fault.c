@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cudnnvm/compat.h"
+
 void cvm_fault(const char *point)
 {
 	const char *want = getenv("CUDNNVM_FAULT");

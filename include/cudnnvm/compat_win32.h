@@ -66,6 +66,14 @@
 #define WIFSIGNALED(s) 0
 #define WTERMSIG(s) 0
 
+/* kill(2) of this process only (the crash points of a test build): SIGKILL
+ * ends it at once (TerminateProcess, exit code 137), any other signal is
+ * raised. Another process: -EPERM. */
+#ifndef SIGKILL
+#define SIGKILL 9
+#endif
+int kill(int pid, int sig);
+
 typedef unsigned int uid_t;
 typedef unsigned int gid_t;
 

@@ -52,7 +52,19 @@ WIN_UNIT := $(addprefix $(WIN_O)/tests/,test_compat.exe test_entry.exe test_dige
 windows: $(WIN_DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory windows-exe
 
-windows-exe: $(WIN_O)/cudnnvm.exe $(WIN_UNIT)
+windows-exe: $(WIN_O)/cudnnvm.exe $(WIN_UNIT) $(WIN_O)/cudnnvm-test.exe
+
+# The test build (crash points compiled in, as make CVM_TEST=1 on Linux):
+# the same sources into $(WIN_O)/test/, for check-windows only.
+WIN_TEST_OBJS := $(patsubst src/%.c,$(WIN_O)/test/%.o,src/main.c $(CMD_SRCS) $(COMMON_SRCS) $(WIN_SRCS)) \
+	$(WIN_O)/manifests_data.o
+
+$(WIN_O)/cudnnvm-test.exe: $(WIN_TEST_OBJS)
+	$(call quiet,LINK,$@)$(WIN_CC) $(CFLAGS) $(WIN_LDFLAGS) -o $@ $^ $(WIN_LIBS)
+
+$(WIN_O)/test/%.o: src/%.c | $(WIN_O)
+	@mkdir -p $(WIN_O)/test
+	$(call quiet,CC,$@)$(WIN_CC) $(CFLAGS) $(WIN_CVM_CFLAGS) -DCVM_FAULT_INJECTION $(WIN_DEPS_CFLAGS) -c -o $@ $<
 
 $(WIN_DEPS)/stamp: packaging/windows/build-deps.sh
 	$(Q)sh packaging/windows/build-deps.sh $(WIN_DEPS)
@@ -87,9 +99,9 @@ check-windows: windows
 
 # The objects and the exe; the deps stay (they take minutes): clean-windows DEPS=1 removes them too.
 clean-windows:
-	rm -rf $(WIN_O)/*.o $(WIN_O)/*.d $(WIN_O)/*.a $(WIN_O)/*.exe $(WIN_O)/tests \
+	rm -rf $(WIN_O)/*.o $(WIN_O)/*.d $(WIN_O)/*.a $(WIN_O)/*.exe $(WIN_O)/tests $(WIN_O)/test \
 		$(WIN_O)/manifests_data.c $(if $(filter 1,$(DEPS)),$(WIN_DEPS))
 
 .PHONY: windows windows-exe check-windows clean-windows
 
--include $(wildcard $(WIN_O)/*.d $(WIN_O)/tests/*.d)
+-include $(wildcard $(WIN_O)/*.d $(WIN_O)/tests/*.d $(WIN_O)/test/*.d)

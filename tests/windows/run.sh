@@ -138,10 +138,9 @@ rc_is 0 "--help exits 0"
 if printf '%s' "$OUT" | grep -q '^usage: cudnnvm'; then ok "--help prints the usage"; else not_ok "--help prints the usage" "$(diag_run)"; fi
 cvm install --help
 rc_is 0 "install --help exits 0"
-cvm use 9.1.0 --cuda 12.x
-rc_is 1 "use: exit 1 on Windows (activation is Windows II)"
-err_has "not available on Windows yet" "use says it is not available on Windows yet"
-skip "activation through junctions" "wine 8.0 cannot create junctions (ERROR_NOT_SUPPORTED) nor symbolic links; activation is issue Windows II"
+cvm adopt --cuda 12.4
+rc_is 1 "adopt: exit 1 on Windows (not there yet)"
+err_has "not available on Windows yet" "adopt says it is not available on Windows yet"
 
 # ---- the cross-built unit tests
 for t in "$WIN_O"/tests/test_*.exe; do
@@ -378,6 +377,10 @@ if command -v openssl >/dev/null 2>&1 && command -v "$WIN_CC" >/dev/null 2>&1; t
 else
 	skip "HTTPS mirror" "needs openssl and $WIN_CC"
 fi
+
+# ---- Windows II: activation (use, rollback, PATH, --user, env, exec, crash points)
+# shellcheck source=tests/windows/t_activate.sh
+source "$HERE/t_activate.sh"
 
 # ---- export, then uninstall
 cvm export "$ID91" "$(winpath "$TMP/bundle.cvm")"
