@@ -12,16 +12,18 @@
 # PATH names the version's folder (the fallback). Junctions are exercised by
 # the Windows workflow (.github/workflows/windows.yml) on a real NTFS.
 
+# From run.sh: the 9.1.0 and 8.6.0 zips and ids, the store, the helpers.
+: "${ID91:?}" "${ID86:?}" "${A91:?}" "${A86:?}"
 SYS_KEY='HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment'
 USR_KEY='HKCU\Environment'
 
 # reg_get KEY NAME: the value as stored ("" when unset).
 reg_get() {
-	run_win reg query "$1" /v "$2" 2>/dev/null | tr -d '\r' |
+	MSYS2_ARG_CONV_EXCL='*' run_win reg query "$1" /v "$2" 2>/dev/null | tr -d '\r' |
 		sed -n "s/^    $2    REG_[A-Z_]*    //p"
 }
-reg_set() { run_win reg add "$1" /v "$2" /t REG_EXPAND_SZ /d "$3" /f >/dev/null 2>&1; }
-reg_del() { run_win reg delete "$1" /v "$2" /f >/dev/null 2>&1; }
+reg_set() { MSYS2_ARG_CONV_EXCL='*' run_win reg add "$1" /v "$2" /t REG_EXPAND_SZ /d "$3" /f >/dev/null 2>&1; }
+reg_del() { MSYS2_ARG_CONV_EXCL='*' run_win reg delete "$1" /v "$2" /f >/dev/null 2>&1; }
 # fresh: what a program started now loads (a new wineserver: the registry's environment).
 fresh() { # [DLL]
 	[ -z "$NATIVE" ] && "$WINESERVER" -k 2>/dev/null
@@ -30,7 +32,7 @@ fresh() { # [DLL]
 loads() { # WANT-PATH WANT-VERSION NAME
 	local want_path=$1 want_v=$2 name=$3
 	fresh
-	if [ "$(printf '%s' "$LOADED" | tr 'A-Z' 'a-z')" = "$(printf '%s\t%s' "$want_path" "$want_v" | tr 'A-Z' 'a-z')" ]; then
+	if [ "$(printf '%s' "$LOADED" | tr '[:upper:]' '[:lower:]')" = "$(printf '%s\t%s' "$want_path" "$want_v" | tr '[:upper:]' '[:lower:]')" ]; then
 		ok "$name"
 	else
 		not_ok "$name" "expected '$want_path	$want_v'" "got '$LOADED'"
@@ -38,7 +40,7 @@ loads() { # WANT-PATH WANT-VERSION NAME
 }
 # count_entry VALUE ENTRY: how many ';'-separated entries of VALUE are ENTRY (case ignored).
 count_entry() {
-	printf '%s' "$1" | tr ';' '\n' | tr 'A-Z' 'a-z' | grep -cxF -- "$(printf '%s' "$2" | tr 'A-Z' 'a-z')"
+	printf '%s' "$1" | tr ';' '\n' | tr '[:upper:]' '[:lower:]' | grep -cxF -- "$(printf '%s' "$2" | tr '[:upper:]' '[:lower:]')"
 }
 # without ENTRY VALUE: VALUE less every ENTRY (the other entries, in order, as they are).
 without() {
@@ -69,9 +71,13 @@ cvm --manifests "$WMAN" install 9.2.0 --cuda 12.4 --archive "$(winpath "$A92")"
 rc_is 0 "install 9.2.0 for CUDA 12.4 (a second version)"
 cvm --manifests "$WMAN" install 8.6.0 --cuda 11.8 --archive "$(winpath "$A86")"
 rc_is 0 "8.6.0 for CUDA 11.8 is installed"
-E91=$(winpath "$STORE/versions/$ID91/bin")
-E92=$(winpath "$STORE/versions/$ID92/bin")
-E86=$(winpath "$STORE/versions/$ID86/bin")
+# The PATH entry of a version for a toolkit: STORE\active\cuda-X.Y\bin
+# through the junction, or the version's own bin where there are no reparse
+# points (wine). JUNCTION is set by the first use (-v says which).
+JUNCTION=
+entry() { # ID X.Y [STORE]
+	if [ -n "$JUNCTION" ]; then winpath "${3:-$STORE}/active/cuda-$2/bin"; else winpath "${3:-$STORE}/versions/$1/bin"; fi
+}
 
 # ---- --dry-run changes nothing
 cvm use 9.1.0 --cuda 12.4 --dry-run
@@ -86,7 +92,17 @@ fi
 # ---- use, use, rollback: what a new program loads after each
 cvm -v use 9.1.0 --cuda 12.4
 rc_is 0 "use 9.1.0 --cuda 12.4"
-err_has "PATH names the version's folder" "-v says the fallback (no reparse points) is in use"
+if printf '%s' "$ERR" | grep -qF "junction active"; then
+	JUNCTION=1
+	ok "-v says the junction is in use"
+elif [ -z "$NATIVE" ]; then
+	err_has "PATH names the version's folder" "-v says the fallback (no reparse points, as under wine) is in use"
+else
+	not_ok "-v says the junction is in use (NTFS)" "$(diag_run)"
+fi
+E91=$(entry "$ID91" 12.4)
+E92=$(entry "$ID92" 12.4)
+E86=$(entry "$ID86" 11.8)
 loads "$E91\\cudnn64_9.dll" 90100 "a new program loads 9.1.0's cudnn64_9.dll by name"
 P=$(reg_get "$SYS_KEY" Path)
 if [ "$(without "$E91" "$P")" = "$SYS1" ]; then ok "the machine PATH keeps every other entry as it was"; else not_ok "the machine PATH keeps every other entry as it was" "before: $SYS1" "after:  $P"; fi
@@ -101,7 +117,7 @@ cvm use 9.2.0 --cuda 12.4
 rc_is 0 "use 9.2.0 --cuda 12.4"
 loads "$E92\\cudnn64_9.dll" 90200 "a new program loads 9.2.0's"
 P=$(reg_get "$SYS_KEY" Path)
-if [ "$(count_entry "$P" "$E92")" = 1 ] && [ "$(count_entry "$P" "$E91")" = 0 ]; then ok "PATH has 9.2.0's entry once and 9.1.0's no more"; else not_ok "PATH has 9.2.0's entry once and 9.1.0's no more" "$P"; fi
+if [ "$(count_entry "$P" "$E92")" = 1 ] && { [ -n "$JUNCTION" ] || [ "$(count_entry "$P" "$E91")" = 0 ]; }; then ok "PATH has 9.2.0's entry once and 9.1.0's no more"; else not_ok "PATH has 9.2.0's entry once and 9.1.0's no more" "$P"; fi
 cvm use 9.2.0 --cuda 12.4
 rc_is 0 "use 9.2.0 again"
 if [ "$(reg_get "$SYS_KEY" Path)" = "$P" ]; then ok "using the active version again changes nothing (no duplicate)"; else not_ok "using the active version again changes nothing" "$(reg_get "$SYS_KEY" Path)"; fi
@@ -152,7 +168,7 @@ ucvm --manifests "$WMAN" install 9.2.0 --cuda 12.4 --archive "$(winpath "$A92")"
 rc_is 0 "--user install 9.2.0"
 ucvm use 9.2.0 --cuda 12.4
 rc_is 0 "--user use 9.2.0 --cuda 12.4"
-UE92=$(winpath "$USTORE/versions/$ID92/bin")
+UE92=$(entry "$ID92" 12.4 "$USTORE")
 U=$(reg_get "$USR_KEY" Path)
 if [ "$(count_entry "$U" "$UE92")" = 1 ]; then ok "--user put the entry in HKCU\\Environment Path once"; else not_ok "--user put the entry in HKCU\\Environment Path once" "$U"; fi
 if [ "$(reg_get "$SYS_KEY" Path)" = "$S" ] && [ "$(reg_get "$SYS_KEY" CUDNN_PATH)" = "$SC" ]; then ok "--user left the machine's PATH and CUDNN_PATH alone"; else not_ok "--user left the machine's PATH and CUDNN_PATH alone"; fi
@@ -167,12 +183,13 @@ fi
 if [ "$(reg_get "$USR_KEY" Path)" = "$USR1" ]; then ok "HKCU Path is as it was before"; else not_ok "HKCU Path is as it was before" "$(reg_get "$USR_KEY" Path)"; fi
 
 # ---- env and exec: one shell, one command, no registry
+V92BIN=$(winpath "$STORE/versions/$ID92/bin")
 cvm env 9.2.0 --cuda 12.4 --shell pwsh
 rc_is 0 "env --shell pwsh"
-if printf '%s' "$OUT" | grep -qxF "\$env:PATH = '$E92' + \$(if (\$env:PATH) { ';' + \$env:PATH } else { '' })"; then ok "env --shell pwsh puts the version's bin first on PATH"; else not_ok "env --shell pwsh puts the version's bin first on PATH" "$(diag_run)"; fi
+if printf '%s' "$OUT" | grep -qxF "\$env:PATH = '$V92BIN' + \$(if (\$env:PATH) { ';' + \$env:PATH } else { '' })"; then ok "env --shell pwsh puts the version's bin first on PATH"; else not_ok "env --shell pwsh puts the version's bin first on PATH" "$(diag_run)"; fi
 cvm env 9.2.0 --cuda 12.4 --shell cmd
 rc_is 0 "env --shell cmd"
-if printf '%s' "$OUT" | grep -qxF "set \"PATH=$E92;%PATH%\"" &&
+if printf '%s' "$OUT" | grep -qxF "set \"PATH=$V92BIN;%PATH%\"" &&
 	printf '%s' "$OUT" | grep -qxF "set \"CUDNN_PATH=$(winpath "$STORE/versions/$ID92")\""; then
 	ok "env --shell cmd sets PATH and CUDNN_PATH"
 else
@@ -182,7 +199,7 @@ cvm env 9.2.0 --cuda 12.4 --shell tcsh
 rc_is 2 "env --shell tcsh is a usage error"
 cvm exec 9.2.0 --cuda 12.4 -- "$(winpath "$TMP/loadcudnn.exe")"
 rc_is 0 "exec 9.2.0 -- loadcudnn.exe"
-case $OUT in "$E92\\cudnn64_9.dll	90200") ok "the command run by exec loads 9.2.0 (9.1.0 is active)" ;; *) not_ok "the command run by exec loads 9.2.0" "$(diag_run)" ;; esac
+case $OUT in "$V92BIN\\cudnn64_9.dll	90200") ok "the command run by exec loads 9.2.0 (9.1.0 is active)" ;; *) not_ok "the command run by exec loads 9.2.0" "$(diag_run)" ;; esac
 cvm exec 9.2.0 --cuda 12.4 -- "$(winpath "$TMP/loadcudnn.exe")" --exit 7
 rc_is 7 "exec passes the command's exit code on (7)"
 cvm exec 9.2.0 --cuda 12.4 -- no-such-program-here
@@ -205,8 +222,9 @@ for point in use-prepared use-switched use-finished; do
 	cvm use "${now%%-*}" --cuda 12.4
 	P=$(reg_get "$SYS_KEY" Path)
 	fresh
-	if [ "$RC" = 0 ] && case $LOADED in "$(winpath "$STORE/versions/$now/bin")\\cudnn64_9.dll"*) true ;; *) false ;; esac &&
-		[ "$(count_entry "$P" "$E91")$(count_entry "$P" "$E92")" != 11 ]; then
+	if [ "$RC" = 0 ] && case $LOADED in "$(entry "$now" 12.4)\\cudnn64_9.dll	90${now:2:1}00") true ;; *) false ;; esac &&
+		if [ -n "$JUNCTION" ]; then [ "$(count_entry "$P" "$E91")" = 1 ]; else
+			[ $(($(count_entry "$P" "$E91") + $(count_entry "$P" "$E92"))) = 1 ]; fi; then
 		ok "$point: use of the active version ($now) brings PATH in line"
 	else
 		not_ok "$point: use of the active version brings PATH in line" "active: $now" "loaded: $LOADED" "$P"
