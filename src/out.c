@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cudnnvm/compat.h"
 #include "cudnnvm/out.h"
 
 struct cvm_out cvm_out;
@@ -173,7 +174,8 @@ const char *cvm_safe(const char *s)
 
 	while (*p && o + 8 < sizeof(bufs[0])) {
 		n = cvm_utf8_len(p);
-		if (n == 1 && *p >= 0x20 && *p != 0x7f && *p != '\\') {
+		/* A backslash is shown as \x5c, so that escapes read one way; on Windows it is the separator. */
+		if (n == 1 && *p >= 0x20 && *p != 0x7f && (*p != '\\' || CVM_WINDOWS)) {
 			out[o++] = (char)*p++;
 		} else if (n > 1) {
 			memcpy(out + o, p, n);
