@@ -138,9 +138,6 @@ rc_is 0 "--help exits 0"
 if printf '%s' "$OUT" | grep -q '^usage: cudnnvm'; then ok "--help prints the usage"; else not_ok "--help prints the usage" "$(diag_run)"; fi
 cvm install --help
 rc_is 0 "install --help exits 0"
-cvm adopt --cuda 12.4
-rc_is 1 "adopt: exit 1 on Windows (not there yet)"
-err_has "not available on Windows yet" "adopt says it is not available on Windows yet"
 
 # ---- the cross-built unit tests
 for t in "$WIN_O"/tests/test_*.exe; do
