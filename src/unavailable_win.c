@@ -19,6 +19,7 @@
 #include "cudnnvm/out.h"
 #include "cudnnvm/procmap.h"
 #include "cudnnvm/smoke.h"
+#include "cudnnvm/smokeverdict.h"
 
 int cvm_unavailable(const char *what)
 {
@@ -95,8 +96,8 @@ int cvm_confine_self(int dirfd, const int *keep, size_t nkeep, uint64_t max_file
 
 /* ---- smoke test and doctor */
 
-int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
-		  const struct cvm_smoke_opts *o, cvm_json *json)
+int cvm_smoke_check(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		    const struct cvm_smoke_opts *o, cvm_json *json)
 {
 	(void)ctx;
 	(void)tk;
