@@ -379,6 +379,10 @@ else
 	skip "HTTPS mirror" "needs openssl and $WIN_CC"
 fi
 
+# ---- the smoke test (tests/windows/t_smoke.sh)
+# shellcheck source=t_smoke.sh
+source "$HERE/t_smoke.sh"
+
 # ---- export, then uninstall
 cvm export "$ID91" "$(winpath "$TMP/bundle.cvm")"
 rc_is 0 "export $ID91 to a bundle"
