@@ -142,7 +142,7 @@ static const struct command commands[] = {
 	  "  --no-ldconfig        do not run ldconfig\n"
 	  DRY_OPT,
 	  "cudnnvm adopt --cuda 11.8" },
-	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE | CVM_CMD_NOWIN, "the GPU smoke test of what programs load now",
+	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE, "the GPU smoke test of what programs load now",
 	  "smoke [--cuda X.Y] [--no-gpu] [--device N | --all-devices]",
 	  CUDA_OPT
 	  "  --no-gpu             the loader part only\n"

@@ -375,8 +375,12 @@ else
 	skip "HTTPS mirror" "needs openssl and $WIN_CC"
 fi
 
-# ---- Windows II: activation (use, rollback, PATH, --user, env, exec, crash points)
-# shellcheck source=tests/windows/t_activate.sh
+# ---- the smoke test (tests/windows/t_smoke.sh)
+# shellcheck source=t_smoke.sh
+source "$HERE/t_smoke.sh"
+
+# ---- Windows II: activation (use, rollback, PATH, --user, env, exec, adopt, crash points)
+# shellcheck source=t_activate.sh
 source "$HERE/t_activate.sh"
 
 # ---- export, then uninstall
