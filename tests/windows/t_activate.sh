@@ -159,28 +159,18 @@ cvm current --cuda 12.4
 if printf '%s' "$OUT" | grep -qF "$ID91"; then ok "9.1.0 is still the active version"; else not_ok "9.1.0 is still the active version" "$(diag_run)"; fi
 rm -f "$TK124/bin/cudnn64_9.dll"
 
-# ---- --user: HKCU only
-S=$(reg_get "$SYS_KEY" Path)
-SC=$(reg_get "$SYS_KEY" CUDNN_PATH)
+# ---- --user while the machine has a cudnn64_9.dll active: the machine's PATH
+# comes first for every program, so the smoke test finds that one, names it, and
+# the user's activation is rolled back
 USTORE=$TMP/ustore
 ucvm() { WSTORE=$(winpath "$USTORE") cvm --user "$@"; }
 ucvm --manifests "$WMAN" install 9.2.0 --cuda 12.4 --archive "$(winpath "$A92")"
 rc_is 0 "--user install 9.2.0"
+U0=$(reg_get "$USR_KEY" Path)
 ucvm use 9.2.0 --cuda 12.4
-rc_is 0 "--user use 9.2.0 --cuda 12.4"
-UE92=$(entry "$ID92" 12.4 "$USTORE")
-U=$(reg_get "$USR_KEY" Path)
-if [ "$(count_entry "$U" "$UE92")" = 1 ]; then ok "--user put the entry in HKCU\\Environment Path once"; else not_ok "--user put the entry in HKCU\\Environment Path once" "$U"; fi
-if [ "$(reg_get "$SYS_KEY" Path)" = "$S" ] && [ "$(reg_get "$SYS_KEY" CUDNN_PATH)" = "$SC" ]; then ok "--user left the machine's PATH and CUDNN_PATH alone"; else not_ok "--user left the machine's PATH and CUDNN_PATH alone"; fi
-if [ "$(reg_get "$USR_KEY" CUDNN_PATH)" = "$(winpath "$USTORE/versions/$ID92")" ]; then ok "--user set CUDNN_PATH in HKCU"; else not_ok "--user set CUDNN_PATH in HKCU" "$(reg_get "$USR_KEY" CUDNN_PATH)"; fi
-ucvm uninstall 9.2.0 --cuda 12.4 --force
-rc_is 0 "--user uninstall --force of the active version"
-if [ "$(count_entry "$(reg_get "$USR_KEY" Path)" "$UE92")" = 0 ] && [ -z "$(reg_get "$USR_KEY" CUDNN_PATH)" ]; then
-	ok "deactivating removed the HKCU entry and CUDNN_PATH"
-else
-	not_ok "deactivating removed the HKCU entry and CUDNN_PATH" "$(reg_get "$USR_KEY" Path)" "$(reg_get "$USR_KEY" CUDNN_PATH)"
-fi
-if [ "$(reg_get "$USR_KEY" Path)" = "$USR1" ]; then ok "HKCU Path is as it was before"; else not_ok "HKCU Path is as it was before" "$(reg_get "$USR_KEY" Path)"; fi
+rc_is 4 "--user use under the machine's active 9.1.0: the smoke test fails (exit 4)"
+if printf '%s' "$OUT$ERR" | grep -qF "$ID91"; then ok "it names the machine's copy that loads first"; else not_ok "it names the machine's copy that loads first" "$(diag_run)"; fi
+if [ "$(reg_get "$USR_KEY" Path)" = "$U0" ]; then ok "the failed --user use is rolled back (HKCU Path as before)"; else not_ok "the failed --user use is rolled back" "$(reg_get "$USR_KEY" Path)"; fi
 
 # ---- env and exec: one shell, one command, no registry
 V92BIN=$(winpath "$STORE/versions/$ID92/bin")
@@ -277,4 +267,23 @@ else
 fi
 cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
 rc_is 0 "9.1.0 installed again for what follows"
+# ---- --user with nothing active machine-wide: HKCU only
+S=$(reg_get "$SYS_KEY" Path)
+SC=$(reg_get "$SYS_KEY" CUDNN_PATH)
+ucvm use 9.2.0 --cuda 12.4
+rc_is 0 "--user use 9.2.0 --cuda 12.4"
+UE92=$(entry "$ID92" 12.4 "$USTORE")
+U=$(reg_get "$USR_KEY" Path)
+if [ "$(count_entry "$U" "$UE92")" = 1 ]; then ok "--user put the entry in HKCU\\Environment Path once"; else not_ok "--user put the entry in HKCU\\Environment Path once" "$U"; fi
+if [ "$(reg_get "$SYS_KEY" Path)" = "$S" ] && [ "$(reg_get "$SYS_KEY" CUDNN_PATH)" = "$SC" ]; then ok "--user left the machine's PATH and CUDNN_PATH alone"; else not_ok "--user left the machine's PATH and CUDNN_PATH alone"; fi
+if [ "$(reg_get "$USR_KEY" CUDNN_PATH)" = "$(winpath "$USTORE/versions/$ID92")" ]; then ok "--user set CUDNN_PATH in HKCU"; else not_ok "--user set CUDNN_PATH in HKCU" "$(reg_get "$USR_KEY" CUDNN_PATH)"; fi
+ucvm uninstall 9.2.0 --cuda 12.4 --force
+rc_is 0 "--user uninstall --force of the active version"
+if [ "$(count_entry "$(reg_get "$USR_KEY" Path)" "$UE92")" = 0 ] && [ -z "$(reg_get "$USR_KEY" CUDNN_PATH)" ]; then
+	ok "deactivating removed the HKCU entry and CUDNN_PATH"
+else
+	not_ok "deactivating removed the HKCU entry and CUDNN_PATH" "$(reg_get "$USR_KEY" Path)" "$(reg_get "$USR_KEY" CUDNN_PATH)"
+fi
+if [ "$(reg_get "$USR_KEY" Path)" = "$USR1" ]; then ok "HKCU Path is as it was before"; else not_ok "HKCU Path is as it was before" "$(reg_get "$USR_KEY" Path)"; fi
+
 skip "junction STORE\\active\\cuda-X.Y re-pointed in place" "wine 8.0 has no reparse points (FSCTL_SET_REPARSE_POINT: ERROR_NOT_SUPPORTED); the link-file fallback ran above"

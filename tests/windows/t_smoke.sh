@@ -261,23 +261,26 @@ else
 	skip "the GPU part's plumbing with fakes" "needs a fake nvcuda.dll in System32: wine's throwaway prefix only"
 fi
 
-# ---- the active version, once activation exists (src/activate_windows.c): a store
-# of its own, so that run.sh's own store is left as it was; wine only (HKCU\Environment)
+# ---- the active version (src/activate_windows.c): a store of its own and a toolkit
+# without hand copies (activation refuses those), so that run.sh's store is left as
+# it was; wine only (HKCU\Environment)
 if [ -z "$NATIVE" ]; then
 	WS2=$(winpath "$SMK/store")
+	sh "$FIXTURES/mktoolkit-win.sh" "$SMK/tk-clean" 12.4
+	acvm() { CUDA_PATH=$(winpath "$SMK/tk-clean") cvm "$@"; }
 	user_path=$(reg_path "$HKCU_ENV")
-	scvm --store "$WS2" --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
-	scvm --store "$WS2" --user use 9.1.0 --cuda 12.4 --no-smoke
+	acvm --store "$WS2" --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
+	acvm --store "$WS2" --user use 9.1.0 --cuda 12.4 --no-smoke
+	rc_is 0 "--user use 9.1.0 --no-smoke (a store of the smoke tests' own)"
 	if [ "$RC" = 0 ]; then
-		scvm --store "$WS2" --user --json smoke --cuda 12.4
+		acvm --store "$WS2" --user --json smoke --cuda 12.4
 		rc_is 77 "smoke of the active 9.1.0 (no GPU): exit 77"
 		if printf '%s' "$OUT" | python3 -c 'import json,sys; d=json.load(sys.stdin); s=sys.argv[1].lower(); sys.exit(0 if d["library_version"] == 90100 and d["library"].lower().startswith(s) and d["library"].lower().endswith("/bin/cudnn64_9.dll") else 1)' "$(wfwd "$SMK/store")"; then
 			ok "smoke --json: the DLL loaded is the active version's, in the store"
 		else
 			not_ok "smoke --json: the DLL loaded is the active version's, in the store" "$(diag_run)"
 		fi
-	else
-		skip "smoke of an active version" "'use' does not activate on this build yet (exit $RC)"
 	fi
+	acvm --store "$WS2" --user uninstall 9.1.0 --cuda 12.x --force
 	set_reg_path "$HKCU_ENV" "$user_path"
 fi
