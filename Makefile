@@ -67,7 +67,7 @@ COMMON_SRCS := $(addprefix src/,activate.c archive.c bundle.c cache.c ccgate.c c
 	entry.c error.c extract.c fault.c fsutil.c hex.c journal.c json.c lock.c manifest.c \
 	out.c plan.c record.c release.c select.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
 LINUX_SRCS := $(addprefix src/,activate_linux.c compat_posix.c confine.c digest.c doctor.c \
-	elfinfo.c fetch.c proc.c procmap.c smoke.c smoke_child.c)
+	elfinfo.c fetch.c proc.c procmap.c procmap_group.c smoke.c smoke_child.c)
 WIN_SRCS := $(addprefix src/,compat_win32.c digest_win.c fetch_win.c proc_win.c unavailable_win.c \
 	winenv.c)
 LIB_SRCS := $(COMMON_SRCS) $(LINUX_SRCS)
