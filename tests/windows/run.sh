@@ -379,6 +379,9 @@ else
 	skip "HTTPS mirror" "needs openssl and $WIN_CC"
 fi
 
+# ---- processes that have a version's DLL loaded: uninstall, ps
+source "$HERE/t_proc.sh"
+
 # ---- export, then uninstall
 cvm export "$ID91" "$(winpath "$TMP/bundle.cvm")"
 rc_is 0 "export $ID91 to a bundle"
