@@ -169,9 +169,10 @@ static const struct command commands[] = {
 	  "which [--cuda X.Y]",
 	  CUDA_OPT,
 	  "cudnnvm which --cuda 12.4" },
-	{ "ps", cvm_cmd_ps, CVM_CMD_STORE | CVM_CMD_NOWIN, "running processes that map cuDNN, and the copies they map",
+	{ "ps", cvm_cmd_ps, CVM_CMD_STORE, "running processes that map cuDNN, and the copies they map",
 	  "ps",
-	  "Every process whose maps hold a libcudnn* file: its PID, command and the files grouped\n"
+	  "Every process whose maps hold a libcudnn* file (on Windows: that has a cudnn*.dll loaded;\n"
+	  "its image path stands for the command): its PID, command and the files grouped\n"
 	  "by copy (store version, toolkit, wheel, conda env, system folder, unknown). A process\n"
 	  "mapping more than one copy is flagged MIXED; a store version no toolkit has active,\n"
 	  "NOT ACTIVE. Without root only your own processes can be read (the others are counted).\n",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Processes that map cuDNN, grouped by copy (procmap.h). */
+/* Processes that map cuDNN, from /proc (procmap.h; the grouping is procmap_group.c). */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -12,13 +12,6 @@
 
 #include "cudnnvm/procmap.h"
 #include "cudnnvm/store.h"
-
-void cvm_procmap_paths_free(char **paths, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
-}
 
 int cvm_procmap_parse(const char *text, size_t len, char ***paths, size_t *n)
 {
@@ -130,20 +123,6 @@ void cvm_procmap_classify(const char *store_real, const char *path, char *kind, 
 	snprintf(copy, copy_len, "%s", dir);
 }
 
-static void free_groups(struct cvm_copy_group *g, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		cvm_procmap_paths_free(g[i].files, g[i].nfiles);
-	free(g);
-}
-
-void cvm_procmap_free(struct cvm_proc_cudnn *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free_groups(v[i].g, v[i].ng);
-	free(v);
-}
-
 /* A /proc file (its size says 0): read to EOF, at most max bytes. 0 or -errno. */
 static int read_proc(const char *path, size_t max, char **buf, size_t *len)
 {
@@ -221,42 +200,6 @@ static void read_command(pid_t pid, char *out, size_t len)
 	}
 }
 
-/* Groups one process's paths by copy. 0 or -ENOMEM. */
-static int group(struct cvm_store *store, const char *store_real, char **paths, size_t n,
-		 struct cvm_proc_cudnn *p)
-{
-	for (size_t i = 0; i < n; i++) {
-		char kind[16], copy[4096];
-		size_t k;
-		cvm_procmap_classify(store_real, paths[i], kind, sizeof(kind), copy, sizeof(copy));
-		for (k = 0; k < p->ng && (strcmp(p->g[k].kind, kind) || strcmp(p->g[k].copy, copy)); k++)
-			;
-		if (k == p->ng) {
-			struct cvm_copy_group *g = realloc(p->g, (p->ng + 1) * sizeof(*g));
-			if (!g)
-				return -ENOMEM;
-			p->g = g;
-			memset(&g[k], 0, sizeof(g[k]));
-			snprintf(g[k].kind, sizeof(g[k].kind), "%s", kind);
-			snprintf(g[k].copy, sizeof(g[k].copy), "%s", copy);
-			if (store && !strcmp(kind, "store")) {
-				cvm_store_active_for(store, copy, g[k].active_for, sizeof(g[k].active_for));
-				if (!g[k].active_for[0])
-					p->not_active = true;
-			}
-			p->ng++;
-		}
-		char **f = realloc(p->g[k].files, (p->g[k].nfiles + 1) * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		p->g[k].files = f;
-		f[p->g[k].nfiles++] = paths[i];
-		paths[i] = NULL;
-	}
-	p->mixed = p->ng > 1;
-	return 0;
-}
-
 /* Keeps only the paths under root (a --root's processes are those mapping its files). */
 static void keep_under(const char *root, char **paths, size_t *n)
 {
@@ -318,18 +261,9 @@ int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_
 			free(paths);
 			continue;
 		}
-		struct cvm_proc_cudnn *nv = realloc(v, (cnt + 1) * sizeof(*nv));
-		if (!nv) {
-			cvm_procmap_paths_free(paths, np);
-			r = -ENOMEM;
-			break;
-		}
-		v = nv;
-		memset(&v[cnt], 0, sizeof(v[cnt]));
-		v[cnt].pid = (pid_t)pid;
-		read_command((pid_t)pid, v[cnt].command, sizeof(v[cnt].command));
-		r = group(store, sr, paths, np, &v[cnt]);
-		cnt++;
+		char command[512];
+		read_command((pid_t)pid, command, sizeof(command));
+		r = cvm_procmap_add(store, sr, (pid_t)pid, command, paths, np, &v, &cnt);
 		cvm_procmap_paths_free(paths, np);
 	}
 	closedir(d);
@@ -337,13 +271,7 @@ int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_
 		cvm_procmap_free(v, cnt);
 		return r;
 	}
-	/* By PID, so that the output is stable. */
-	for (size_t i = 1; i < cnt; i++)
-		for (size_t j = i; j > 0 && v[j - 1].pid > v[j].pid; j--) {
-			struct cvm_proc_cudnn t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
+	cvm_procmap_sort(v, cnt);
 	*out = v;
 	*n = cnt;
 	return 0;

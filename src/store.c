@@ -309,6 +309,11 @@ static int empty_dir(struct cvm_store *s, const char *name)
 		snprintf(shown, sizeof(shown), "%s/%s/%s", s->display, name, de->d_name);
 		cvm_verbose("removing leftover %s/%s", name, de->d_name);
 		int k = cvm_do_rm_rf_at(dirfd(d), de->d_name, shown);
+		/* Windows: a DLL that a program still has loaded cannot go yet; a later run deletes it. */
+		if (k == -EACCES && CVM_WINDOWS && !strcmp(name, ".trash")) {
+			cvm_verbose("%s/%s is still in use: left for a later run", name, de->d_name);
+			continue;
+		}
 		if (k < 0 && !r)
 			r = sys_err(s, "clean a work folder", k);
 	}
@@ -424,14 +429,124 @@ int cvm_store_discard(struct cvm_store *s, const char *staged)
 	return r;
 }
 
+/*
+ * Names in .trash for id that are not taken: to, and aside (to.bin, for
+ * remove_around_loaded). What an earlier run could not delete (a DLL still
+ * loaded, on Windows) may stay there under a PID that Windows has given again.
+ */
+static int trash_names(struct cvm_store *s, const char *id, char *to, char *aside, size_t len)
+{
+	struct stat st;
+	int r = 0;
+
+	for (int k = 0; r == 0; k++) {
+		r = k > 100 ? -EEXIST : k ? cvm_fmt(to, len, ".trash/%s.%ld.%d", id, (long)getpid(), k)
+					  : cvm_fmt(to, len, ".trash/%s.%ld", id, (long)getpid());
+		if (r == 0)
+			r = cvm_fmt(aside, len, "%s.bin", to);
+		if (r == 0 && fstatat(s->fd, to, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    fstatat(s->fd, aside, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			break;
+	}
+	return r;
+}
+
+/* Renames each name of from_fd's list into to_fd; on failure, those moved go back. */
+static int move_names(int from_fd, int to_fd, char **names, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (renameat(from_fd, names[i], to_fd, names[i]) < 0)
+			break;
+	if (i == n)
+		return 0;
+	int r = -errno;
+	while (i--)
+		(void)renameat(to_fd, names[i], from_fd, names[i]);
+	return r;
+}
+
+/*
+ * Windows (NTFS) will not rename a folder while a program has a DLL under
+ * it loaded, but will rename the loaded DLL itself (wine renames both). So
+ * when versions/<id> cannot be renamed, the files of its bin/ go aside
+ * first, into aside (<to>.bin), and it is renamed again; if it still cannot be, they
+ * go back and nothing has changed. Not atomic: a crash between leaves a
+ * version without its DLLs, which verify reports. 0 or -errno.
+ */
+static int remove_around_loaded(struct cvm_store *s, const char *from, const char *to,
+				const char *aside)
+{
+	char bin[4096], **names = NULL;
+	int bfd = -1, afd = -1, lfd, r;
+	size_t n = 0;
+	struct dirent *de;
+	DIR *d;
+
+	r = cvm_fmt(bin, sizeof(bin), "%s/bin", from);
+	if (r < 0)
+		return r;
+	bfd = openat(s->fd, bin, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (bfd < 0)
+		return -errno;
+	/* The names first (closedir closes lfd): renaming while reading the folder could skip some. */
+	lfd = openat(bfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	d = lfd < 0 ? NULL : fdopendir(lfd);
+	if (!d) {
+		r = -errno;
+		if (lfd >= 0)
+			close(lfd);
+		goto out;
+	}
+	while (r == 0 && (de = readdir(d))) {
+		char **nv;
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		nv = realloc(names, (n + 1) * sizeof(*nv));
+		if (!nv || !(nv[n] = strdup(de->d_name))) {
+			if (nv)
+				names = nv;
+			r = -ENOMEM;
+			break;
+		}
+		names = nv;
+		n++;
+	}
+	closedir(d);
+	if (r < 0)
+		goto out;
+	if (mkdirat(s->fd, aside, 0700) < 0) {
+		r = -errno;
+		goto out;
+	}
+	afd = openat(s->fd, aside, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r = afd < 0 ? -errno : move_names(bfd, afd, names, n);
+	if (r == 0 && renameat(s->fd, from, s->fd, to) < 0) {
+		r = -errno;
+		if (move_names(afd, bfd, names, n) < 0)
+			cvm_warn("cannot put the DLLs of %s back from %s/%s: move them back into "
+				 "its bin folder before the next cudnnvm command deletes them",
+				 from, s->display, aside);
+	}
+	if (r < 0 && afd >= 0)
+		(void)unlinkat(s->fd, aside, AT_REMOVEDIR);	/* only when empty */
+out:
+	if (afd >= 0)
+		close(afd);
+	close(bfd);
+	cvm_strv_free(names, n);
+	return r;
+}
+
 int cvm_store_remove(struct cvm_store *s, const char *id)
 {
-	char from[4096], to[4096];
-	int r;
+	char from[4096], to[4096], aside[4096];
+	int r, k;
 
 	r = cvm_fmt(from, sizeof(from), "versions/%s", id);
 	if (r == 0)
-		r = cvm_fmt(to, sizeof(to), ".trash/%s.%ld", id, (long)getpid());
+		r = trash_names(s, id, to, aside, sizeof(to));
 	if (r < 0)
 		return sys_err(s, "name a version", r);
 	if (cvm_plan_dry()) {
@@ -441,8 +556,18 @@ int cvm_store_remove(struct cvm_store *s, const char *id)
 		forget_smoke(s, id);
 		return 0;
 	}
-	if (renameat(s->fd, from, s->fd, to) < 0)
-		return sys_err(s, "remove a version", -errno);
+	if (renameat(s->fd, from, s->fd, to) < 0) {
+		r = -errno;
+		if (r == -EACCES && CVM_WINDOWS)
+			r = remove_around_loaded(s, from, to, aside);
+		if (r == -EACCES && CVM_WINDOWS)
+			return cvm_err(-CVM_E_BUSY, "cannot remove %s: Windows does not let its folder "
+				       "be moved while a program uses a file in it (loaded, or open "
+				       "without delete sharing); nothing was changed: stop that "
+				       "program first", id);
+		if (r < 0)
+			return sys_err(s, "remove a version", r);
+	}
 	cvm_fault("uninstall-trashed");
 	forget_smoke(s, id);
 	r = openat(s->fd, "versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -451,6 +576,15 @@ int cvm_store_remove(struct cvm_store *s, const char *id)
 		close(r);
 	}
 	r = cvm_rm_rf_at(s->fd, to);
+	k = cvm_rm_rf_at(s->fd, aside);
+	r = r < 0 ? r : k;
+	/* The version is gone from versions/: what cannot be deleted yet is the sweep's. */
+	if (r == -EACCES && CVM_WINDOWS) {
+		cvm_warn("%s is removed, but DLLs that running programs have loaded cannot be deleted "
+			 "on Windows: they stay in %s/.trash until a later cudnnvm command finds them "
+			 "unused", id, s->display);
+		return 0;
+	}
 	return r < 0 ? sys_err(s, "delete a removed version", r) : 0;
 }
 

@@ -16,7 +16,6 @@
 #include "cudnnvm/elfinfo.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/out.h"
-#include "cudnnvm/procmap.h"
 
 int cvm_unavailable(const char *what)
 {
@@ -84,7 +83,7 @@ int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct c
 	return cvm_unavailable("which");
 }
 
-/* ---- ELF (Linux's libraries) and /proc: a Windows copy has neither */
+/* ---- ELF (Linux's libraries): a Windows copy has none */
 
 int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out)
 {
@@ -109,21 +108,4 @@ void cvm_elf_version_str(unsigned long v, char *buf, size_t len)
 		snprintf(buf, len, "%lu.%lu.%lu", v / 10000, v / 100 % 100, v % 100);
 	else
 		snprintf(buf, len, "%lu.%lu.%lu", v / 1000, v / 100 % 10, v % 100);
-}
-
-int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_cudnn **out,
-		     size_t *n, size_t *unreadable)
-{
-	(void)store;
-	(void)root;
-	*out = NULL;
-	*n = 0;
-	*unreadable = 0;
-	return cvm_unavailable("ps");
-}
-
-void cvm_procmap_free(struct cvm_proc_cudnn *v, size_t n)
-{
-	(void)v;
-	(void)n;
 }

@@ -3,11 +3,13 @@
 #define CUDNNVM_PROCMAP_H
 
 /*
- * Running processes that map cuDNN libraries (/proc/PID/maps), with the files
- * grouped by copy: a store version, a toolkit, a Python wheel
- * (site-packages/nvidia/cudnn), a conda env, a system folder, or unknown.
- * The kernel lets a user read the maps of their own processes: others' are
- * counted as unreadable, not guessed at.
+ * Running processes that map cuDNN libraries (/proc/PID/maps; on Windows the
+ * cudnn*.dll modules they have loaded), with the files grouped by copy: a
+ * store version, a toolkit, a Python wheel (site-packages/nvidia/cudnn), a
+ * conda env, a system folder, or unknown. The kernel lets a user read the
+ * maps of their own processes: others' are counted as unreadable, not
+ * guessed at. procmap_group.c is shared; procmap.c is Linux's (parse,
+ * classify, scan), procmap_win.c Windows' (classify, scan).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -42,13 +44,28 @@ void cvm_procmap_paths_free(char **paths, size_t n);
 
 /*
  * Which copy path belongs to; store_real is the store's real path (or NULL).
- * kind and copy as in struct cvm_copy_group (copy of copy_len bytes).
+ * kind and copy as in struct cvm_copy_group (copy of copy_len bytes). Each
+ * system has its rules (Linux's folders; Windows' folders, names compared
+ * as Windows compares them).
  */
 void cvm_procmap_classify(const char *store_real, const char *path, char *kind, size_t kind_len,
 			  char *copy, size_t copy_len);
 
 /*
- * Scans every /proc/PID but this process's. With root (a --root prefix, not
+ * Appends process pid, running command, to *v (*cnt entries; realloc'd, and
+ * *cnt counts it even when this fails, so that cvm_procmap_free frees what it
+ * holds) with its n paths grouped by copy (cvm_procmap_classify; store and
+ * store_real as there). The strings of paths move into the groups (paths[i]
+ * set to NULL); the array stays the caller's. 0 or -ENOMEM.
+ */
+int cvm_procmap_add(struct cvm_store *store, const char *store_real, pid_t pid, const char *command,
+		    char **paths, size_t n, struct cvm_proc_cudnn **v, size_t *cnt);
+/* Orders v by PID, so that the output is stable. */
+void cvm_procmap_sort(struct cvm_proc_cudnn *v, size_t n);
+
+/*
+ * Scans every /proc/PID but this process's (on Windows every process's
+ * modules; the command is its image's path). With root (a --root prefix, not
  * ""), only files under it count. store may be NULL (no store):
  * then no copy is "store" and none is "not active". *out malloc'd (free with
  * cvm_procmap_free); *unreadable counts processes whose maps could not be

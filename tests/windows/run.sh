@@ -375,6 +375,10 @@ else
 	skip "HTTPS mirror" "needs openssl and $WIN_CC"
 fi
 
+# ---- processes that have a version's DLL loaded: uninstall, ps
+# shellcheck source=t_proc.sh
+source "$HERE/t_proc.sh"
+
 # ---- the smoke test (tests/windows/t_smoke.sh)
 # shellcheck source=t_smoke.sh
 source "$HERE/t_smoke.sh"
