@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What Windows does not have yet: the smoke test, doctor and the confined
+ * What Windows does not have yet: the smoke test and the confined
  * extraction child (issue "Windows II").
  * Every entry point of the Linux-only modules is here, so that the shared
  * code and every command compile and link; the commands that need them
@@ -12,7 +12,6 @@
 
 #include "cudnnvm/compat.h"
 #include "cudnnvm/confine.h"
-#include "cudnnvm/doctor.h"
 #include "cudnnvm/elfinfo.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/out.h"
@@ -54,7 +53,7 @@ int cvm_confine_self(int dirfd, const int *keep, size_t nkeep, uint64_t max_file
 	return -EOPNOTSUPP;
 }
 
-/* ---- smoke test and doctor */
+/* ---- smoke test */
 
 int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
 		  const struct cvm_smoke_opts *o, cvm_json *json)
@@ -83,35 +82,6 @@ int cvm_smoke_child(int argc, char **argv)
 	(void)argc;
 	(void)argv;
 	return cvm_exit_code(cvm_unavailable("smoke"));
-}
-
-int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
-{
-	(void)ctx;
-	(void)json;
-	return cvm_unavailable("doctor");
-}
-
-int cvm_doctor_parse_driver(const char *text, char *out, size_t len)
-{
-	(void)text;
-	(void)out;
-	(void)len;
-	return -CVM_E_NOTFOUND;
-}
-
-const char *cvm_doctor_min_driver(int cuda_major)
-{
-	(void)cuda_major;
-	return NULL;
-}
-
-int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w)
-{
-	(void)ctx;
-	(void)tk;
-	(void)w;
-	return cvm_unavailable("which");
 }
 
 /* ---- ELF (Linux's libraries) and /proc: a Windows copy has neither */

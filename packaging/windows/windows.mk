@@ -43,7 +43,8 @@ endif
 WIN_CVM_CFLAGS += -Wno-format
 # One file: the C runtime's and winpthreads' code linked in too.
 WIN_LDFLAGS := -static -municode
-WIN_LIBS = $(WIN_DEPS_LIBS) -lwinhttp -lbcrypt -lpsapi -luser32 -ladvapi32 -lpthread
+# version: a DLL's version resource, read by doctor without loading the DLL.
+WIN_LIBS = $(WIN_DEPS_LIBS) -lwinhttp -lbcrypt -lpsapi -luser32 -ladvapi32 -lversion -lpthread
 
 WIN_LIB_OBJS := $(patsubst src/%.c,$(WIN_O)/%.o,$(COMMON_SRCS) $(WIN_SRCS)) $(WIN_O)/manifests_data.o
 WIN_BIN_OBJS := $(WIN_O)/main.o $(CMD_SRCS:src/%.c=$(WIN_O)/%.o)
