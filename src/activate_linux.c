@@ -293,21 +293,6 @@ static int link_state(const struct cvm_switch *sw, const char *path, const char 
 	return body && !strcmp(got, body) ? 1 : 3;	/* 1: ours as wanted, 3: another link */
 }
 
-static int hash_path(int dirfd, const char *path, char hex[CVM_SHA256_HEX])
-{
-	uint8_t d[CVM_SHA256_LEN];
-	int fd, r;
-
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	r = cvm_sha256_fd(fd, d, NULL, NULL, NULL);
-	close(fd);
-	if (r == 0)
-		cvm_hex_encode(d, sizeof(d), hex);
-	return r;
-}
-
 /*
  * adopt: whether the hand-copied object at path holds what the version has
  * under sub/name: the same link body for a link, the same bytes otherwise.
@@ -335,7 +320,7 @@ static bool same_as_version(const struct cvm_switch *sw, const char *path, const
 		mine[k1] = theirs[k2] = '\0';
 		return !strcmp(mine, theirs);
 	}
-	return hash_path(sw->store->fd, rel, a) == 0 && hash_path(AT_FDCWD, host, b) == 0 &&
+	return cvm_sha256_at(sw->store->fd, rel, a) == 0 && cvm_sha256_at(AT_FDCWD, host, b) == 0 &&
 	       !strcmp(a, b);
 }
 

@@ -37,6 +37,7 @@
 
 #include "cudnnvm/activate.h"
 #include "cudnnvm/compat.h"
+#include "cudnnvm/digest.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
@@ -91,12 +92,69 @@ static int hand_copied(const struct cvm_switch *sw, char *found, size_t len)
 	return found[0] ? 1 : 0;
 }
 
+/* The toolkit's folders where hand installs put cuDNN, and the store version's same ones. */
+static const char *const hand_dirs[] = { "bin", "include", "lib/x64" };
+
+/*
+ * adopt: each hand-copied cuDNN file of the toolkit (checked to be the
+ * version's bytes, which the store copied from it) moves into
+ * STORE/backups/<id>/<sub>/, so that the toolkit holds none and PATH finds
+ * the store's. A rename: one step per file, and a DLL a running program has
+ * loaded can be renamed (not deleted). Run again, it moves what is left.
+ */
+static int adopt_move(const struct cvm_switch *sw)
+{
+	char dir[4096], src[4096], rel[4096], dst[4096], shown[4096], a[CVM_SHA256_HEX], b[CVM_SHA256_HEX];
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < sizeof(hand_dirs) / sizeof(hand_dirs[0]); i++) {
+		struct dirent *de;
+		DIR *d;
+
+		if (cvm_fmt(dir, sizeof(dir), "%s/%s", sw->tk->path, hand_dirs[i]) < 0 ||
+		    !(d = opendir(dir)))
+			continue;
+		while (r == 0 && (de = readdir(d))) {
+			if (strncasecmp(de->d_name, "cudnn", 5))
+				continue;
+			r = cvm_fmt(src, sizeof(src), "%s/%s", dir, de->d_name);
+			if (r == 0)
+				r = cvm_fmt(rel, sizeof(rel), "versions/%s/%s/%s", sw->to, hand_dirs[i],
+					    de->d_name);
+			if (r == 0)
+				r = cvm_fmt(dst, sizeof(dst), "%s/backups/%s/%s", sw->store->path, sw->to,
+					    hand_dirs[i]);
+			if (r < 0)
+				break;
+			/* A dry adopt: the version would be copied from this very file. */
+			if (!sw->files && (cvm_sha256_at(sw->store->fd, rel, a) < 0 ||
+					   cvm_sha256_at(AT_FDCWD, src, b) < 0 || strcmp(a, b))) {
+				r = cvm_err(-CVM_E_CONFLICT, "'%s' is not the file %s has (changed since "
+					    "the copy?): nothing more moved; run 'cudnnvm adopt --cuda %s' "
+					    "again", cvm_safe(src), sw->to, sw->cuda);
+				break;
+			}
+			r = cvm_do_mkdir_p(dst, 0755, "");
+			if (r == 0)
+				r = cvm_fmt(shown, sizeof(shown), "%s/%s", dst, de->d_name);
+			if (r == 0)
+				r = cvm_do_rename(src, shown, src, shown);
+			if (r < 0)
+				r = cvm_err(r, "cannot move '%s' to '%s': %s%s", cvm_safe(src), cvm_safe(shown),
+					    strerror(-r), r == -EXDEV ? " (the store must be on the "
+					    "toolkit's volume for adopt)" : "");
+		}
+		closedir(d);
+	}
+	return r;
+}
+
 static int prepare(const struct cvm_switch *sw)
 {
 	char found[4096];
 
 	if (sw->adopt)
-		return cvm_unavailable("adopt");
+		return adopt_move(sw);
 	if (sw->to && sw->to[0] && hand_copied(sw, found, sizeof(found)))
 		return cvm_err(-CVM_E_CONFLICT, "'%s' was not put there by cudnnvm and would be loaded "
 			       "instead of (or fight with) the active version: nothing changed; "

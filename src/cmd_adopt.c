@@ -33,12 +33,38 @@
 #include "cudnnvm/record.h"
 #include "cudnnvm/release.h"
 #include "cudnnvm/ccgate.h"
+#include "cudnnvm/compat.h"
 #include "cudnnvm/store.h"
 
 struct found {
 	char **names;		/* "include/cudnn.h", "lib/libcudnn.so.8" */
 	size_t n, cap;
 };
+
+/*
+ * Where a hand install puts cuDNN in a toolkit, and where the same files go
+ * in the version: include/ and lib/ (libcudnn*) on Linux; include\, bin\
+ * (the DLLs) and lib\x64\ (the import .libs) on Windows.
+ */
+struct hand_dir {
+	const char *sub, *prefix;
+	char dir[PATH_MAX];	/* the toolkit's, as seen inside the root */
+};
+
+/* The toolkit folder that found name ("bin/cudnn64_9.dll") came from, and the name in it. */
+static const char *source_of(const struct hand_dir *hd, size_t nhd, const char *name,
+			     const char **leaf)
+{
+	for (size_t i = 0; i < nhd; i++) {
+		size_t l = strlen(hd[i].sub);
+		if (!strncmp(name, hd[i].sub, l) && name[l] == '/' && !strchr(name + l + 1, '/')) {
+			*leaf = name + l + 1;
+			return hd[i].dir;
+		}
+	}
+	*leaf = name;
+	return "";
+}
 
 static int found_add(struct found *f, const char *sub, const char *name)
 {
@@ -159,6 +185,35 @@ out:
 	return r;
 }
 
+/* Windows: cudnn64_<major>.dll is there, and every cudnn*64_<N>.dll has the headers' major. */
+static int identify_dlls(const char *bin, const struct found *f, const struct cvm_version *v)
+{
+	char want[32];
+	bool have_main = false;
+
+	snprintf(want, sizeof(want), "bin/cudnn64_%u.dll", v->part[0]);
+	for (size_t i = 0; i < f->n; i++) {
+		const char *u = strrchr(f->names[i], '_');
+		unsigned m = 0;
+		char tail[8] = "";
+
+		if (strncmp(f->names[i], "bin/", 4))
+			continue;
+		if (!strcasecmp(f->names[i], want))
+			have_main = true;
+		if (u && sscanf(u + 1, "%u.%7s", &m, tail) == 2 && !strcasecmp(tail, "dll") &&
+		    m != v->part[0])
+			return cvm_err(-CVM_E_LAYOUT, "'%s/%s' is cuDNN %u, but the headers say %u.%u.%u: "
+				       "a mixed copy; put one version back by hand first", cvm_safe(bin),
+				       cvm_safe(f->names[i] + 4), m, v->part[0], v->part[1], v->part[2]);
+	}
+	if (!have_main)
+		return cvm_err(-CVM_E_LAYOUT, "the headers say cuDNN %u.%u.%u but '%s' has no "
+			       "cudnn64_%u.dll: nothing whole to adopt", v->part[0], v->part[1],
+			       v->part[2], cvm_safe(bin), v->part[0]);
+	return 0;
+}
+
 /* Headers and sonames must tell one story before anything is adopted. */
 static int identify(const char *root, const char *inc, const char *lib, const struct found *f,
 		    struct cvm_version *v)
@@ -180,6 +235,8 @@ static int identify(const char *root, const char *inc, const char *lib, const st
 	if (r < 0)
 		return cvm_err(-CVM_E_LAYOUT, "no cuDNN version macros in '%s/cudnn_version.h' or "
 			       "'cudnn.h': nothing to adopt", cvm_safe(inc));
+	if (CVM_WINDOWS)
+		return identify_dlls(lib, f, v);
 	snprintf(want, sizeof(want), "libcudnn.so.%u", v->part[0]);
 	bool have_main = false;
 	for (size_t i = 0; i < f->n; i++) {
@@ -213,15 +270,14 @@ static int identify(const char *root, const char *inc, const char *lib, const st
 }
 
 /* A dry run: each copy into the store, and the version it makes. */
-static int plan_copy(struct cvm_ctx *ctx, const char *inc, const char *lib, const struct found *f,
-		     const char *id)
+static int plan_copy(struct cvm_ctx *ctx, const struct hand_dir *hd, size_t nhd,
+		     const struct found *f, const char *id)
 {
 	char src[PATH_MAX], dst[PATH_MAX];
 
 	for (size_t i = 0; i < f->n; i++) {
-		bool is_inc = !strncmp(f->names[i], "include/", 8);
-		if (cvm_fmt(src, sizeof(src), "%s/%s", is_inc ? inc : lib,
-			    f->names[i] + (is_inc ? 8 : 4)) < 0 ||
+		const char *leaf, *dir = source_of(hd, nhd, f->names[i], &leaf);
+		if (cvm_fmt(src, sizeof(src), "%s/%s", dir, leaf) < 0 ||
 		    cvm_fmt(dst, sizeof(dst), "%s/versions/%s/%s", ctx->store.display, id,
 			    f->names[i]) < 0)
 			return -ENAMETOOLONG;
@@ -233,10 +289,11 @@ static int plan_copy(struct cvm_ctx *ctx, const char *inc, const char *lib, cons
 	return 0;
 }
 
-static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *inc,
-		      const char *lib, const struct found *f, const char *id,
+static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const struct hand_dir *hd,
+		      size_t nhd, const struct found *f, const char *id,
 		      const struct cvm_version *v, const char *release)
 {
+	const char *lib = hd[1].dir;
 	struct cvm_filelist files = { 0 };
 	struct cvm_cudnn_tree tree;
 	struct cvm_record rec = { 0 };
@@ -244,18 +301,20 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const c
 	int sfd = -1, r;
 
 	if (cvm_plan_dry())
-		return plan_copy(ctx, inc, lib, f, id);
+		return plan_copy(ctx, hd, nhd, f, id);
 	r = cvm_store_stage(&ctx->store, id, staged, sizeof(staged), &sfd);
 	if (r < 0)
 		return r;
-	if (mkdirat(sfd, "include", 0755) < 0 || mkdirat(sfd, "lib", 0755) < 0) {
-		r = cvm_err(-errno, "cannot create the staging folders: %s", strerror(errno));
-		goto out;
+	for (size_t i = 0; i < nhd; i++) {
+		r = cvm_mkdir_p_at(sfd, hd[i].sub, 0755);
+		if (r < 0) {
+			r = cvm_err(r, "cannot create the staging folders: %s", strerror(-r));
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < f->n; i++) {
-		bool is_inc = !strncmp(f->names[i], "include/", 8);
-		r = cvm_fmt(src, sizeof(src), "%s%s/%s", ctx->root, is_inc ? inc : lib,
-			    f->names[i] + (is_inc ? 8 : 4));
+		const char *leaf, *dir = source_of(hd, nhd, f->names[i], &leaf);
+		r = cvm_fmt(src, sizeof(src), "%s%s/%s", ctx->root, dir, leaf);
 		if (r == 0)
 			r = copy_one(src, sfd, f->names[i], &files);
 		if (r < 0) {
@@ -266,8 +325,8 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const c
 	r = cvm_cudnn_check_tree(sfd, tk->display, &tree);
 	if (r < 0)
 		goto out;
-	/* One release per version: the copy in the toolkit must not mix releases. */
-	{
+	/* One release per version: the copy in the toolkit must not mix releases (ELF: Linux's). */
+	if (!tree.windows) {
 		struct cvm_release_odd *odd = NULL;
 		size_t nodd = 0;
 		r = cvm_release_check(sfd, release, &odd, &nodd);
@@ -280,7 +339,7 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const c
 		if (r < 0)
 			goto out;
 	}
-	r = cvm_ccgate_scan(sfd, &rec.archs);
+	r = tree.windows ? 0 : cvm_ccgate_scan(sfd, &rec.archs);
 	if (r < 0) {
 		r = cvm_err(r, "cannot read the libraries in '%s': %s", cvm_safe(lib), strerror(-r));
 		goto out;
@@ -329,7 +388,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	struct cvm_toolkit tk = { 0 };
 	struct cvm_version v;
 	struct found f = { 0 };
-	char **managed = NULL, cuda[16], inc[PATH_MAX], lib[PATH_MAX], release[32], id[160];
+	char **managed = NULL, cuda[16], release[32], id[160];
 	char active[160];
 	const char *cuda_arg = NULL;
 	size_t nm = 0;
@@ -347,20 +406,26 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	}
 	if (optind != argc)
 		return cvm_usage("adopt", "unexpected argument '%s'", cvm_safe(argv[optind]));
-	r = cvm_cli_refuse_user(ctx, "adopt");
+	/* The hand copy is the machine's (a toolkit's folders), on Windows too. */
+	r = CVM_WINDOWS && ctx->user ? cvm_err(-CVM_E_PERM, "adopt: a toolkit's files are the "
+					       "machine's: run it without --user, elevated")
+				     : cvm_cli_refuse_user(ctx, "adopt");
 	if (r == 0)
 		r = cvm_toolkit_select(ctx->root, cuda_arg, &tk);
 	if (r < 0)
 		return r;
 	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
 	struct cvm_switch sw = { .store = &ctx->store, .root = ctx->root, .tk = &tk, .cuda = cuda };
-	r = be->dirs(&sw, inc, lib, sizeof(inc));
+	struct hand_dir hd[3] = { { "include", "cudnn", "" }, { CVM_WINDOWS ? "bin" : "lib",
+				  CVM_WINDOWS ? "cudnn" : "libcudnn", "" }, { "lib/x64", "cudnn", "" } };
+	size_t nhd = CVM_WINDOWS ? 3 : 2;
+	r = be->dirs(&sw, hd[0].dir, hd[1].dir, sizeof(hd[0].dir));
+	if (r == 0 && CVM_WINDOWS)
+		r = cvm_fmt(hd[2].dir, sizeof(hd[2].dir), "%s/lib/x64", tk.display);
 	if (r == 0)
 		r = be->managed(&sw, &managed, &nm);
-	if (r == 0)
-		r = scan(ctx->root, inc, "include", "cudnn", managed, nm, &f);
-	if (r == 0)
-		r = scan(ctx->root, lib, "lib", "libcudnn", managed, nm, &f);
+	for (size_t i = 0; r == 0 && i < nhd; i++)
+		r = scan(ctx->root, hd[i].dir, hd[i].sub, hd[i].prefix, managed, nm, &f);
 	if (r < 0) {
 		if (r != -CVM_E_NOTFOUND)
 			r = cvm_err(r, "cannot read the toolkit '%s': %s", cvm_safe(tk.display),
@@ -372,7 +437,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 			    cuda, tk.display);
 		goto out;
 	}
-	r = identify(ctx->root, inc, lib, &f, &v);
+	r = identify(ctx->root, hd[0].dir, hd[1].dir, &f, &v);
 	if (r < 0)
 		goto out;
 	cvm_version_format(&v, release, sizeof(release));
@@ -387,7 +452,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	}
 	/* Already in the store: an adopt that was interrupted after the copy; finish it. */
 	if (!cvm_store_has(&ctx->store, id)) {
-		r = stage_copy(ctx, &tk, inc, lib, &f, id, &v, release);
+		r = stage_copy(ctx, &tk, hd, nhd, &f, id, &v, release);
 		if (r < 0)
 			goto out;
 		/* A dry run copied nothing: the switch is planned from the toolkit's names. */
@@ -404,6 +469,10 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	if (cvm_plan_dry())
 		cvm_info("dry run: cuDNN %s of CUDA %s (%s) would be adopted as %s (%zu files); "
 			 "nothing was changed", release, cuda, tk.display, id, f.n);
+	else if (CVM_WINDOWS)
+		cvm_info("adopted cuDNN %s of CUDA %s (%s) as %s: its %zu files moved to %s/backups/%s, "
+			 "and PATH finds the store's copy of the same bytes", release, cuda, tk.display,
+			 id, f.n, ctx->store.display, id);
 	else
 		cvm_info("adopted cuDNN %s of CUDA %s (%s) as %s: its %zu files are links into the "
 			 "store now (originals kept in %s/backups/%s)", release, cuda, tk.display, id,

@@ -1,7 +1,28 @@
 /* SPDX-License-Identifier: MIT */
 /* Hex digests, shared by digest.c (OpenSSL) and digest_win.c (CNG). */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cudnnvm/compat.h"
 #include "cudnnvm/digest.h"
 #include "cudnnvm/error.h"
+
+int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX])
+{
+	uint8_t d[CVM_SHA256_LEN];
+	int fd, r;
+
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	r = cvm_sha256_fd(fd, d, NULL, NULL, NULL);
+	close(fd);
+	if (r == 0)
+		cvm_hex_encode(d, sizeof(d), hex);
+	return r;
+}
 
 void cvm_hex_encode(const uint8_t *bin, size_t len, char *hex)
 {

@@ -136,13 +136,13 @@ static const struct command commands[] = {
 	  "Writes .cudnn-version here: env, exec, use and install in this folder and below\n"
 	  "take their VERSION from it when none is given.\n",
 	  "cudnnvm local 9.1" },
-	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN | CVM_CMD_NOWIN, "bring a hand-copied cuDNN under management",
+	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN, "bring a hand-copied cuDNN under management",
 	  "adopt [--cuda X.Y] [--no-ldconfig] [--dry-run]",
 	  CUDA_OPT
 	  "  --no-ldconfig        do not run ldconfig\n"
 	  DRY_OPT,
 	  "cudnnvm adopt --cuda 11.8" },
-	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE | CVM_CMD_NOWIN, "the GPU smoke test of what programs load now",
+	{ "smoke", cvm_cmd_smoke, CVM_CMD_STORE, "the GPU smoke test of what programs load now",
 	  "smoke [--cuda X.Y] [--no-gpu] [--device N | --all-devices]",
 	  CUDA_OPT
 	  "  --no-gpu             the loader part only\n"

@@ -230,6 +230,13 @@ int cvm_do_link(const char *from, const char *to, const char *shown_from, const 
 	return link(from, to) < 0 ? -errno : 0;
 }
 
+int cvm_do_rename(const char *from, const char *to, const char *shown_from, const char *shown_to)
+{
+	if (cvm_plan_describe("move", shown_from, NULL, "to %s", cvm_safe(shown_to)))
+		return 0;
+	return rename(from, to) < 0 ? -errno : 0;
+}
+
 int cvm_do_rm_rf_at(int dirfd, const char *name, const char *shown)
 {
 	if (cvm_plan_describe("remove", shown, NULL, NULL))

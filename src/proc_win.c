@@ -78,6 +78,52 @@ fail:
 	return NULL;
 }
 
+/* Writes a then b, NUL-terminated, at to; their length with the NUL. */
+static size_t put(wchar_t *to, const wchar_t *a, const wchar_t *b)
+{
+	wcscpy(to, a);
+	wcscpy(to + wcslen(a), b);
+	return wcslen(a) + wcslen(b) + 1;
+}
+
+/*
+ * Our environment with PATH set to path, as CreateProcessW takes it (a
+ * block of "NAME=value" strings, then an empty one). PATH stays where it
+ * was in the block, so that the block keeps its order. malloc'd, NULL on
+ * failure.
+ */
+static wchar_t *env_with_path(const char *path)
+{
+	wchar_t *wpath = cvm_wide(path), *env = GetEnvironmentStringsW(), *block = NULL;
+	size_t len = 0, at = 0;
+	bool done = false;
+
+	if (!wpath || !env)
+		goto out;
+	for (const wchar_t *e = env; *e; e += wcslen(e) + 1)
+		len += wcslen(e) + 1;
+	block = malloc((len + wcslen(wpath) + 7) * sizeof(*block));
+	if (!block)
+		goto out;
+	for (const wchar_t *e = env; *e; e += wcslen(e) + 1) {
+		/* Names ignore case (Path, PATH); a second one would be ambiguous: dropped. */
+		if (_wcsnicmp(e, L"PATH=", 5)) {
+			at += put(block + at, L"", e);
+		} else if (!done) {
+			at += put(block + at, L"PATH=", wpath);
+			done = true;
+		}
+	}
+	if (!done)
+		at += put(block + at, L"PATH=", wpath);
+	block[at] = L'\0';
+out:
+	free(wpath);
+	if (env)
+		FreeEnvironmentStringsW(env);
+	return block;
+}
+
 int cvm_proc_capture(char *const argv[], const char *ld_path, bool keep_stderr, long timeout_ms,
 		     char *out, size_t len, int *status)
 {
@@ -87,15 +133,18 @@ int cvm_proc_capture(char *const argv[], const char *ld_path, bool keep_stderr, 
 	STARTUPINFOW si = { 0 };
 	PROCESS_INFORMATION pi = { 0 };
 	HANDLE rd = NULL, wr = NULL, nul = INVALID_HANDLE_VALUE, job = NULL;
-	wchar_t *line = NULL;
+	wchar_t *line = NULL, *env = NULL;
 	size_t n = 0;
 	DWORD code;
 	int r = 0;
 
-	/* The library path is Linux's loader's; Windows looks beside the exe and in PATH. */
-	(void)ld_path;
 	out[0] = '\0';
 	line = command_line(argv);
+	/* The loader's search path here is PATH (after the exe's folder and the system's). */
+	if (line && ld_path && !(env = env_with_path(ld_path))) {
+		free(line);
+		line = NULL;
+	}
 	if (!line)
 		return -ENOMEM;
 	if (!CreatePipe(&rd, &wr, &sa, 0)) {
@@ -118,7 +167,8 @@ int cvm_proc_capture(char *const argv[], const char *ld_path, bool keep_stderr, 
 	si.hStdOutput = wr;
 	si.hStdError = keep_stderr ? GetStdHandle(STD_ERROR_HANDLE) : nul;
 	/* Suspended until it is in the job, so that nothing it starts escapes the kill. */
-	if (!CreateProcessW(NULL, line, NULL, NULL, TRUE, CREATE_SUSPENDED | CREATE_NO_WINDOW, NULL, NULL,
+	if (!CreateProcessW(NULL, line, NULL, NULL, TRUE,
+			    CREATE_SUSPENDED | CREATE_NO_WINDOW | CREATE_UNICODE_ENVIRONMENT, env, NULL,
 			    &si, &pi)) {
 		DWORD e = GetLastError();
 
@@ -190,6 +240,7 @@ out:
 	if (rd)
 		CloseHandle(rd);
 	free(line);
+	free(env);
 	return r;
 }
 

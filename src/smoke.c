@@ -24,29 +24,11 @@
 #include "cudnnvm/proc.h"
 #include "cudnnvm/record.h"
 #include "cudnnvm/smoke.h"
-#include "cudnnvm/smokelog.h"
+#include "cudnnvm/smokeverdict.h"
 #include "cudnnvm/trust.h"
 
-/* What one run found; the child's "key value" lines. */
-struct run {
-	char out[65536];	/* the child's lines and what cuDNN wrote to stderr */
-	int status;		/* wait status, or -ETIMEDOUT / -errno */
-	bool log_shown;		/* cuDNN's own lines were printed */
-};
-
-static const char *get(const struct run *res, const char *key, char *val, size_t len);
-static void show_log(struct run *res);
-
-static double timeout_s(void)
-{
-	const char *e = getenv("CUDNNVM_SMOKE_TIMEOUT");
-	double d = e ? strtod(e, NULL) : 0;
-
-	return d > 0 ? d : 120;
-}
-
 /* Runs the child with the toolkit's library folder first on the loader path. */
-static void run_child(char **argv, const char *libdir, struct run *res)
+static void run_child(char **argv, const char *libdir, struct cvm_smoke_report *res)
 {
 	char ldpath[PATH_MAX * 2];
 	const char *old = getenv("LD_LIBRARY_PATH");
@@ -54,7 +36,7 @@ static void run_child(char **argv, const char *libdir, struct run *res)
 
 	snprintf(ldpath, sizeof(ldpath), "%s%s%s", libdir, old && *old ? ":" : "", old ? old : "");
 	/* stderr stays: what the child's loader or a sanitizer says is worth seeing. */
-	r = cvm_proc_capture(argv, ldpath, true, (long)(timeout_s() * 1000), res->out,
+	r = cvm_proc_capture(argv, ldpath, true, (long)(cvm_smoke_timeout_s() * 1000), res->out,
 			     sizeof(res->out), &status);
 	res->status = r < 0 ? r : status;
 }
@@ -112,7 +94,7 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 	char *argv[] = { (char *)"/proc/self/exe", (char *)"__smoke-child", (char *)lib, (char *)"/",
 			 (char *)"--no-gpu", (char *)"--no-subs", NULL };
 	char dir[PATH_MAX], val[64], *slash;
-	struct run *res = malloc(sizeof(*res));
+	struct cvm_smoke_report *res = malloc(sizeof(*res));
 	int r = -CVM_E_SMOKE;
 
 	if (!res)
@@ -128,10 +110,10 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 	}
 	r = -CVM_E_SMOKE;
 	run_child(argv, dir, res);
-	if (res->status >= 0 && WIFEXITED(res->status) && get(res, "version", val, sizeof(val))) {
+	if (res->status >= 0 && WIFEXITED(res->status) && cvm_smoke_get(res, "version", val, sizeof(val))) {
 		*version = strtoul(val, NULL, 10);
-		*cudart = get(res, "cudart", val, sizeof(val)) ? strtoul(val, NULL, 10) : 0;
-		if (!get(res, "path", path, len))
+		*cudart = cvm_smoke_get(res, "cudart", val, sizeof(val)) ? strtoul(val, NULL, 10) : 0;
+		if (!cvm_smoke_get(res, "path", path, len))
 			snprintf(path, len, "%s", lib);
 		r = 0;
 	}
@@ -139,63 +121,11 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 	return r;
 }
 
-/* The value of the first "key value" line, or NULL. */
-static const char *get(const struct run *res, const char *key, char *val, size_t len)
-{
-	size_t kl = strlen(key);
-
-	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		if (!strncmp(p, key, kl) && p[kl] == ' ') {
-			size_t n = strcspn(p + kl + 1, "\n");
-			snprintf(val, len, "%.*s", (int)n, p + kl + 1);
-			return val;
-		}
-	}
-	return NULL;
-}
-
-/* The child's keys: any other line is what cuDNN or the loader wrote (its stderr). */
-static bool is_key_line(const char *p)
-{
-	static const char *const keys[] = { "error", "path", "version", "cudart", "cudart_path",
-					    "gpu_skip", "driver", "devices", "ran", "mapped", "sub",
-					    "sub_error" };
-	size_t n = strcspn(p, " \n");
-
-	if (!strncmp(p, "dev", 3) && isdigit((unsigned char)p[3]))
-		return true;
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (strlen(keys[i]) == n && !strncmp(p, keys[i], n))
-			return true;
-	return false;
-}
-
-/* cuDNN's own lines, once, under the step that failed. */
-static void show_log(struct run *res)
-{
-	bool head = false;
-
-	if (!res || res->log_shown || cvm_out.json)
-		return;
-	res->log_shown = true;
-	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		char line[1024];
-		size_t n = strcspn(p, "\n");
-		if (!n || is_key_line(p))
-			continue;
-		if (!head)
-			cvm_info("  cuDNN and the loader said:");
-		head = true;
-		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), p);
-		cvm_info("    %s", cvm_safe(line));
-	}
-}
-
 /*
  * The sub-libraries the child loaded by name: each must load and be of the
  * release the dispatcher reports (elfinfo.h); names the odd one.
  */
-static int check_subs(const struct run *res, unsigned long libv)
+static int check_subs(const struct cvm_smoke_report *res, unsigned long libv)
 {
 	char want[32], found[32];
 
@@ -244,12 +174,6 @@ static bool under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && path[n] == '/';
 }
 
-/* The sub-libraries a major must have (docs/cudnn-facts.md). */
-static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train",
-				     "adv_infer", "adv_train", NULL };
-static const char *const subs9[] = { "ops", "cnn", "adv", "graph", "heuristic",
-				     "engines_precompiled", "engines_runtime_compiled", NULL };
-
 /* A library every user can read, that is not empty and is an ELF file (display: dir inside the root). */
 static int check_lib(const char *dir, const char *name, const char *display)
 {
@@ -277,19 +201,6 @@ static int check_lib(const char *dir, const char *name, const char *display)
 	return 0;
 }
 
-static void add_str(cvm_json *o, const char *k, const char *v)
-{
-	if (o)
-		cvm_json_set(o, k, cvm_json_string(v));
-}
-
-static void add_int(cvm_json *o, const char *k, long long v)
-{
-	if (o)
-		cvm_json_set(o, k, cvm_json_integer(v));
-}
-
-/* Judges the GPU lines of one device; fills a JSON object when asked. */
 /* After a failure: each library the process mapped, with the release its file carries. */
 static void list_loaded(const cvm_json *mapped, unsigned long libv)
 {
@@ -316,89 +227,6 @@ static void list_loaded(const cvm_json *mapped, unsigned long libv)
 	}
 }
 
-static int judge_device(struct run *res, int dev, unsigned long cudnn, unsigned long cudart,
-			const struct cvm_archs *archs, cvm_json *d)
-{
-	char key[32], name[300] = "?", cc[16] = "?", algo[64] = "?", ms[32] = "0", err[32] = "0";
-	char passed[8] = "0", why[512], diff[32], gate[640];
-	int major = 0, minor = 0, r = 0;
-	const char *problem, *before = NULL;
-
-#define DEV(k, buf) (snprintf(key, sizeof(key), "dev%d_%s", dev, k), get(res, key, buf, sizeof(buf)))
-	DEV("name", name);
-	DEV("cc", cc);
-	sscanf(cc, "%d.%d", &major, &minor);
-	add_int(d, "device", dev);
-	add_str(d, "name", name);
-	add_str(d, "compute_capability", cc);
-	problem = cvm_ccgate_check(archs, cudnn, cudart, major, minor, gate, sizeof(gate));
-	if (problem) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) has compute capability %s, %s",
-			    dev, cvm_safe(name), cc, problem);
-		before = problem;
-	} else if (DEV("error", why)) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: the convolution failed on GPU %d (%s): %s", dev,
-			    cvm_safe(name), cvm_safe(why));
-		before = why;
-	} else if (!DEV("passed", passed)) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) gave no result", dev, cvm_safe(name));
-	}
-	DEV("algo", algo);
-	DEV("ms", ms);
-	DEV("max_abs_error", err);
-	if (r == 0 && strcmp(passed, "1"))
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s): the convolution differs from the "
-			    "CPU reference by %s", dev, cvm_safe(name), err);
-	if (r == 0 && DEV("diff_from_first", diff) && strtod(diff, NULL) > 1e-5)
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: GPU %d (%s) differs from the first GPU by %s: "
-			    "the cards do not compute alike", dev, cvm_safe(name), diff);
-#undef DEV
-	add_str(d, "algo", algo);
-	if (d) {
-		cvm_json_set(d, "ms", cvm_json_real(strtod(ms, NULL)));
-		cvm_json_set(d, "max_abs_error", cvm_json_real(strtod(err, NULL)));
-		cvm_json_set(d, "passed", cvm_json_bool(r == 0));
-	}
-	if (!cvm_out.json && before)
-		cvm_info("  GPU %d     %s (compute capability %s): FAILED before a result: %s", dev,
-			 cvm_safe(name), cc, cvm_safe(before));
-	else if (!cvm_out.json)
-		cvm_info("  GPU %d     %s (compute capability %s): %s, %s ms, max abs error %s: %s", dev,
-			 cvm_safe(name), cc, algo, ms, err, r == 0 ? "passed" : "FAILED");
-	if (r < 0)
-		show_log(res);
-	return r;
-}
-
-static double worst_error(const struct run *res, int ndev)
-{
-	double worst = 0;
-	char key[32], val[64];
-
-	(void)ndev;
-	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		int dev;
-		if (sscanf(p, "ran %d", &dev) != 1)
-			continue;
-		snprintf(key, sizeof(key), "dev%d_max_abs_error", dev);
-		if (get(res, key, val, sizeof(val)) && strtod(val, NULL) > worst)
-			worst = strtod(val, NULL);
-	}
-	return worst;
-}
-
-static double first_ms(const struct run *res)
-{
-	char key[32], val[64];
-	int dev;
-	const char *p = strstr(res->out, "ran ");
-
-	if (!p || sscanf(p, "ran %d", &dev) != 1)
-		return 0;
-	snprintf(key, sizeof(key), "dev%d_ms", dev);
-	return get(res, key, val, sizeof(val)) ? strtod(val, NULL) : 0;
-}
-
 /* The toolkit's real library and include folders (host paths). */
 static int toolkit_paths(const struct cvm_ctx *ctx, const struct cvm_toolkit *tk, char *lib,
 			 char *inc, size_t len)
@@ -419,12 +247,12 @@ static int toolkit_paths(const struct cvm_ctx *ctx, const struct cvm_toolkit *tk
 	return r;
 }
 
-static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
-		     const struct cvm_smoke_opts *o, cvm_json *json)
+int cvm_smoke_check(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		    const struct cvm_smoke_opts *o, cvm_json *json)
 {
 	struct cvm_record rec = { 0 };
 	struct cvm_version hv = { 0 };
-	struct run *res = NULL;
+	struct cvm_smoke_report *res = NULL;
 	char lib[PATH_MAX], inc[PATH_MAX], soname[64], vdir[PATH_MAX], real[PATH_MAX], hpath[PATH_MAX];
 	char val[PATH_MAX], devarg[16], libpath[PATH_MAX], *text = NULL;
 	char *argv[8] = { (char *)"/proc/self/exe", (char *)"__smoke-child", libpath, real, NULL };
@@ -432,7 +260,7 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	unsigned long libv, cudart = 0, header = 0;
 	size_t len, argc = 4;
 	int fd, r, ndev = 0;
-	cvm_json *gpu = NULL, *devs = NULL, *mapped = NULL;
+	cvm_json *gpu = NULL, *mapped = NULL;
 	struct cvm_trust trust;
 	struct cvm_archs archs = { 0 };
 
@@ -468,7 +296,7 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	}
 	snprintf(soname, sizeof(soname), "libcudnn.so.%u", hv.part[0]);
 	r = check_lib(lib, soname, lib + strlen(ctx->root));
-	subs = hv.part[0] >= 9 ? subs9 : subs8;
+	subs = cvm_smoke_sublibs(hv.part[0]);
 	for (size_t i = 0; r == 0 && subs[i]; i++) {
 		char sub[96];
 		snprintf(sub, sizeof(sub), "libcudnn_%s.so.%u", subs[i], hv.part[0]);
@@ -518,7 +346,7 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	run_child(argv, lib, res);
 	if (res->status == -ETIMEDOUT) {
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s did not finish in %.0f s: killed",
-			    cvm_safe(libpath), timeout_s());
+			    cvm_safe(libpath), cvm_smoke_timeout_s());
 		goto out;
 	}
 	if (res->status < 0) {
@@ -532,25 +360,18 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 			    "contents say (truncated?); 'cudnnvm verify' names it" : "");
 		goto out;
 	}
-	if (!get(res, "version", val, sizeof(val))) {
+	if (!cvm_smoke_get(res, "version", val, sizeof(val))) {
 		char e[1024];
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: cannot load %s: %s", cvm_safe(libpath),
-			    cvm_safe(get(res, "error", e, sizeof(e)) ? e : "no answer from the child"));
+			    cvm_safe(cvm_smoke_get(res, "error", e, sizeof(e)) ? e : "no answer from the child"));
 		goto out;
 	}
 	libv = strtoul(val, NULL, 10);
-	if (get(res, "cudart", val, sizeof(val)))
+	if (cvm_smoke_get(res, "cudart", val, sizeof(val)))
 		cudart = strtoul(val, NULL, 10);
-	if (!get(res, "path", hpath, sizeof(hpath)))
+	if (!cvm_smoke_get(res, "path", hpath, sizeof(hpath)))
 		snprintf(hpath, sizeof(hpath), "%s", libpath);
-	add_str(json, "library", hpath);
-	add_int(json, "header_version", (long long)header);
-	add_int(json, "library_version", (long long)libv);
-	add_int(json, "cudart_version", (long long)cudart);
-	if (!cvm_out.json)
-		cvm_info("smoke test%s%s for CUDA %d.%d:\n  library   %s (cuDNN %lu, headers %lu, "
-			 "built for CUDA runtime %lu)", id ? " of " : "", id ? id : "", tk->major,
-			 tk->minor, cvm_safe(hpath), libv, header, cudart);
+	cvm_smoke_library(tk, id, hpath, header, libv, cudart, json);
 	if (libv != header) {
 		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %lu, but the headers in %s/include "
 			    "say %lu: headers and library of different versions", cvm_safe(hpath), libv,
@@ -577,22 +398,14 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	}
 	/* The GPU part. */
 	gpu = cvm_json_object();
-	devs = cvm_json_array();
 	mapped = cvm_json_array();
-	if (!gpu || !devs || !mapped) {
+	if (!gpu || !mapped) {
 		r = -ENOMEM;
 		goto out;
 	}
+	r = cvm_smoke_gpu_judge(res, libv, cudart, &archs, gpu, &ndev);
 	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		int dev;
-		if (sscanf(p, "ran %d", &dev) == 1) {
-			cvm_json *d = cvm_json_object();
-			int k = judge_device(res, dev, libv, cudart, &archs, d);
-			cvm_json_append(devs, d);
-			ndev++;
-			if (k < 0 && r == 0)
-				r = k;
-		} else if (!strncmp(p, "mapped ", 7)) {
+		if (!strncmp(p, "mapped ", 7)) {
 			size_t n = strcspn(p + 7, "\n");
 			char m[PATH_MAX], mr[PATH_MAX];
 			snprintf(m, sizeof(m), "%.*s", (int)n, p + 7);
@@ -603,45 +416,12 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 					    cvm_safe(m), cvm_safe(real));
 		}
 	}
-	if (r == 0 && !ndev && get(res, "error", val, sizeof(val)))
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s", cvm_safe(val));
-	if (r == 0 && !ndev) {
-		if (!get(res, "gpu_skip", val, sizeof(val)))
-			snprintf(val, sizeof(val), "no GPU result");
-		cvm_json_set(gpu, "skipped", cvm_json_string(val));
-		if (!cvm_out.json)
-			cvm_info("  GPU       skipped: %s", cvm_safe(val));
-		r = -CVM_E_SKIPPED;
-	}
-	if (ndev) {
-		/* docs/cli.md's shape names one device; every device is under "devices". */
-		cvm_json *first = cvm_json_at(devs, 0);
-		const char *keys[] = { "name", "algo", "compute_capability" };
-		for (size_t i = 0; i < 3; i++)
-			cvm_json_set(gpu, keys[i], cvm_json_string(cvm_json_str(cvm_json_get(first, keys[i]))));
-		cvm_json_set(gpu, "passed", cvm_json_bool(r == 0));
-		cvm_json_set(gpu, "max_abs_error", cvm_json_real(worst_error(res, ndev)));
-		cvm_json_set(gpu, "ms", cvm_json_real(first_ms(res)));
-		cvm_json_set(gpu, "devices", devs);
-		devs = NULL;
-		if (!cvm_out.json && cvm_json_len(mapped) && r == 0)
-			cvm_info("  loaded    %zu cuDNN libraries, all from the activated version",
-				 cvm_json_len(mapped));
-		else if (!cvm_out.json && cvm_json_len(mapped))
-			list_loaded(mapped, libv);
-	}
-	if (get(res, "driver", val, sizeof(val)))
-		add_int(gpu, "cuda_driver_version", strtol(val, NULL, 10));
-	if (gpu) {
-		/* The same keys whether the GPU part ran or not: null where not known. */
-		static const char *const all[] = { "name", "algo", "compute_capability", "passed",
-						   "max_abs_error", "ms", "skipped", "cuda_driver_version" };
-		for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-			if (!cvm_json_get(gpu, all[i]))
-				cvm_json_set(gpu, all[i], cvm_json_string(NULL));
-		if (!cvm_json_get(gpu, "devices"))
-			cvm_json_set(gpu, "devices", cvm_json_array());
-	}
+	r = cvm_smoke_gpu_end(res, r, ndev, gpu);
+	if (ndev && !cvm_out.json && cvm_json_len(mapped) && r == 0)
+		cvm_info("  loaded    %zu cuDNN libraries, all from the activated version",
+			 cvm_json_len(mapped));
+	else if (ndev && !cvm_out.json && cvm_json_len(mapped))
+		list_loaded(mapped, libv);
 	if (json) {
 		cvm_json_set(json, "gpu", gpu);
 		cvm_json_set(json, "loaded", mapped);
@@ -649,33 +429,10 @@ static int smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	}
 out:
 	if (r < 0 && r != -CVM_E_SKIPPED)
-		show_log(res);
+		cvm_smoke_show_log(res);
 	cvm_json_free(gpu);
-	cvm_json_free(devs);
 	cvm_json_free(mapped);
 	free(res);
 	cvm_record_release(&rec);
-	return r;
-}
-
-int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
-		  const struct cvm_smoke_opts *o, cvm_json *json)
-{
-	const char *before = cvm_err_first();
-	enum cvm_smoke_result res;
-	char name[16];
-	int r, k;
-
-	r = smoke_run(ctx, tk, id, o, json);
-	if (!id || ctx->store.fd < 0 || (r < 0 && r != -CVM_E_SMOKE && r != -CVM_E_SKIPPED))
-		return r;
-	/* Each version's last result, for exec, env and the choice among builds (smokelog.h). */
-	res = r == 0 ? CVM_SMOKE_PASSED : r == -CVM_E_SKIPPED ? CVM_SMOKE_SKIPPED : CVM_SMOKE_FAILED;
-	cvm_toolkit_name(tk, name, sizeof(name));
-	k = cvm_smokelog_write(&ctx->store, id, res, name,
-			       res == CVM_SMOKE_FAILED && !before ? cvm_err_first() : NULL);
-	if (k < 0)
-		cvm_verbose("cannot record the smoke test of %s in %s/smoke: %s", id,
-			    ctx->store.display, strerror(-k));
 	return r;
 }

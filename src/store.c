@@ -205,7 +205,7 @@ static int lock_dry(struct cvm_store *s, const char *path, double timeout_s)
 	r = cvm_lock_take(fd, path, timeout_s);
 	if (r < 0)
 		goto fail;
-	if ((st.st_mode & 07777) != 0600)
+	if (!CVM_WINDOWS && (st.st_mode & 07777) != 0600)
 		cvm_plan_describe("replace", path, NULL, "(mode %04o) by a lock file of mode 0600",
 				  (unsigned)(st.st_mode & 07777));
 	s->lock_fd = fd;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What Windows does not have yet: the smoke test and the confined
- * extraction child (issue "Windows II").
+ * What Windows does not have yet: the confined extraction child (issue
+ * "Windows II").
  * Every entry point of the Linux-only modules is here, so that the shared
  * code and every command compile and link; the commands that need them
  * (flagged CVM_CMD_NOWIN in main.c) stop before opening the store with one
@@ -16,7 +16,6 @@
 #include "cudnnvm/error.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/procmap.h"
-#include "cudnnvm/smoke.h"
 
 int cvm_unavailable(const char *what)
 {
@@ -51,37 +50,6 @@ int cvm_confine_self(int dirfd, const int *keep, size_t nkeep, uint64_t max_file
 	(void)max_file;
 	(void)keep_stderr;
 	return -EOPNOTSUPP;
-}
-
-/* ---- smoke test */
-
-int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
-		  const struct cvm_smoke_opts *o, cvm_json *json)
-{
-	(void)ctx;
-	(void)tk;
-	(void)id;
-	(void)o;
-	(void)json;
-	return cvm_unavailable("smoke");
-}
-
-int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
-		    size_t len)
-{
-	(void)lib;
-	(void)version;
-	(void)cudart;
-	(void)path;
-	(void)len;
-	return cvm_unavailable("smoke");
-}
-
-int cvm_smoke_child(int argc, char **argv)
-{
-	(void)argc;
-	(void)argv;
-	return cvm_exit_code(cvm_unavailable("smoke"));
 }
 
 /* ---- ELF (Linux's libraries) and /proc: a Windows copy has neither */

@@ -30,6 +30,9 @@ void cvm_sha256_free(struct cvm_sha256 *c);
 int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
 		  void (*on_progress)(void *arg, uint64_t n), void *arg);
 
+/* The SHA-256 of the file path below dirfd, as lowercase hex: 0 or -errno. */
+int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX]);
+
 /* Lowercase hex of a digest into hex[65]. */
 void cvm_hex_encode(const uint8_t *bin, size_t len, char *hex);
 /* Decodes exactly 2*len hex digits (either case): 0 or -CVM_E_USAGE. */

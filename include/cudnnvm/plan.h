@@ -55,6 +55,8 @@ int cvm_do_write_file_at(int dirfd, const char *name, const void *buf, size_t le
 			 const char *shown);
 /* Hard link (a backup): linkat of from to to (both host paths). */
 int cvm_do_link(const char *from, const char *to, const char *shown_from, const char *shown_to);
+/* Moves a file (rename) from one host path to another. */
+int cvm_do_rename(const char *from, const char *to, const char *shown_from, const char *shown_to);
 /* Removes a tree (cvm_rm_rf_at). */
 int cvm_do_rm_rf_at(int dirfd, const char *name, const char *shown);
 

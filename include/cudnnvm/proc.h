@@ -27,7 +27,7 @@ int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n);
  * Runs argv (no shell; argv[0] a path, or a name looked up in PATH) as a
  * child in its own process group, its environment made before it starts, stdin from /dev/null, stderr to /dev/null
  * unless keep_stderr, no descriptor but 0-2 inherited, LD_LIBRARY_PATH set to
- * ld_path when it is not NULL. Its stdout, cut to len-1 bytes (the rest is
+ * ld_path when it is not NULL (on Windows PATH, where the loader looks). Its stdout, cut to len-1 bytes (the rest is
  * read and dropped, so a long output cannot block it), is NUL-terminated in
  * out. timeout_ms bounds the whole run, EOF included; on expiry the group is
  * killed. 0 and *status (the wait status), or -ETIMEDOUT, or -errno.

@@ -10,7 +10,9 @@
  * toolkit, reports the path loaded and cudnnGetVersion(), then, with a GPU,
  * runs a small convolution through the legacy API against a CPU reference
  * and reports every cuDNN sub-library the process mapped. Neither cuDNN nor
- * CUDA is linked: the few entry points used are declared in smoke_child.c.
+ * CUDA is linked: the few entry points used are declared in smoke_conv.c.
+ * On Windows (smoke_win.c) the same with DLLs: bin/cudnn64_<major>.dll
+ * loaded by name with the PATH a program started now gets (winenv.h).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -39,7 +41,8 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
  * cudnnGetCudartVersion(), and the path the loader took. 0, or
  * -CVM_E_SMOKE when it does not load (nothing printed), or -CVM_E_PERM when
  * lib or its folder could have been written by another user (trust.h): then
- * nothing is loaded, and cvm_trust_skip says so.
+ * nothing is loaded, and cvm_trust_skip says so (not on Windows, where
+ * trust.h checks nothing yet). On Windows lib is a DLL, loaded as that file.
  */
 int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cudart, char *path,
 		    size_t len);

@@ -138,9 +138,6 @@ rc_is 0 "--help exits 0"
 if printf '%s' "$OUT" | grep -q '^usage: cudnnvm'; then ok "--help prints the usage"; else not_ok "--help prints the usage" "$(diag_run)"; fi
 cvm install --help
 rc_is 0 "install --help exits 0"
-cvm adopt --cuda 12.4
-rc_is 1 "adopt: exit 1 on Windows (not there yet)"
-err_has "not available on Windows yet" "adopt says it is not available on Windows yet"
 
 # ---- the cross-built unit tests
 for t in "$WIN_O"/tests/test_*.exe; do
@@ -378,12 +375,16 @@ else
 	skip "HTTPS mirror" "needs openssl and $WIN_CC"
 fi
 
-# ---- Windows II: activation (use, rollback, PATH, --user, env, exec, crash points)
-# shellcheck source=tests/windows/t_activate.sh
+# ---- the smoke test (tests/windows/t_smoke.sh)
+# shellcheck source=t_smoke.sh
+source "$HERE/t_smoke.sh"
+
+# ---- Windows II: activation (use, rollback, PATH, --user, env, exec, adopt, crash points)
+# shellcheck source=t_activate.sh
 source "$HERE/t_activate.sh"
 
 # ---- Windows II: doctor and which (after t_activate.sh: its registry helpers)
-# shellcheck source=tests/windows/t_doctor.sh
+# shellcheck source=t_doctor.sh
 source "$HERE/t_doctor.sh"
 
 # ---- export, then uninstall

@@ -231,6 +231,38 @@ for point in use-prepared use-switched use-finished; do
 	fi
 done
 
+# ---- adopt: a cuDNN copied by hand into a toolkit (the seeds' method) becomes a version
+TK126=$TMP/toolkits/v12.6
+sh "$FIXTURES/mktoolkit-win.sh" "$TK126" 12.6
+export CUDA_PATH_V12_6
+CUDA_PATH_V12_6=$(winpath "$TK126")
+rm -rf "$TMP/hand" && mkdir -p "$TMP/hand" && (cd "$TMP/hand" && unzip -q "$A92")
+HAND=$(echo "$TMP"/hand/*/)
+cp "$HAND"bin/*.dll "$TK126/bin/" && cp "$HAND"include/*.h "$TK126/include/" && cp "$HAND"lib/x64/*.lib "$TK126/lib/x64/"
+NHAND=$(find "$HAND" -type f -name 'cudnn*' | wc -l)
+IDA=9.2.0-cuda12-windows-x86_64
+cvm adopt --cuda 12.6 --dry-run
+rc_is 0 "adopt --dry-run"
+if [ ! -e "$STORE/versions/$IDA" ] && [ -f "$TK126/bin/cudnn64_9.dll" ]; then ok "adopt --dry-run changed nothing"; else not_ok "adopt --dry-run changed nothing"; fi
+cvm adopt --cuda 12.6
+rc_is 0 "adopt --cuda 12.6"
+same=0
+for f in $(cd "$HAND" && find . -type f -name 'cudnn*'); do
+	cmp -s "$HAND/$f" "$STORE/versions/$IDA/$f" && cmp -s "$HAND/$f" "$STORE/backups/$IDA/$f" && same=$((same + 1))
+done
+if [ "$same" = "$NHAND" ] && [ "$NHAND" -gt 10 ]; then ok "the version and the backups hold the $NHAND hand-copied files byte for byte"; else not_ok "the version and the backups hold the hand-copied files byte for byte" "$same of $NHAND"; fi
+left=$(find "$TK126" -name 'cudnn*')
+if [ -z "$left" ]; then ok "no cuDNN file is left in the toolkit"; else not_ok "no cuDNN file is left in the toolkit" "$left"; fi
+fresh
+case $LOADED in
+"$(entry "$IDA" 12.6)\cudnn64_9.dll	90200") ok "a new program loads the adopted version through PATH" ;;
+*) not_ok "a new program loads the adopted version through PATH" "$LOADED" ;;
+esac
+cvm current --cuda 12.6
+if printf '%s' "$OUT" | grep -qF "$IDA"; then ok "current names the adopted version"; else not_ok "current names the adopted version" "$(diag_run)"; fi
+cvm uninstall "$IDA" --force
+rc_is 0 "uninstall --force of the adopted version"
+
 # ---- leave the toolkits as they were found (9.1.0 installed, nothing active)
 cvm uninstall 9.2.0 --cuda 12.4 --force
 rc_is 0 "uninstall --force of 9.2.0"
