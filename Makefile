@@ -64,13 +64,13 @@ endif
 # unavailable_win.c until their backend exists (issue Windows II).
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
 COMMON_SRCS := $(addprefix src/,activate.c archive.c bundle.c cache.c ccgate.c config.c cudnn.c \
-	entry.c error.c extract.c fault.c fsutil.c hex.c journal.c json.c lock.c manifest.c \
-	out.c plan.c procmap_group.c record.c release.c select.c smoke_conv.c smoke_verdict.c \
-	smokelog.c store.c toolkit.c trust.c version.c xz.c)
+	entry.c error.c extract.c fault.c findings.c fsutil.c hex.c journal.c json.c lock.c \
+	manifest.c out.c plan.c procmap_group.c record.c release.c select.c smoke_conv.c \
+	smoke_verdict.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
 LINUX_SRCS := $(addprefix src/,activate_linux.c compat_posix.c confine.c digest.c doctor.c \
 	elfinfo.c fetch.c proc.c procmap.c smoke.c smoke_child.c)
-WIN_SRCS := $(addprefix src/,compat_win32.c digest_win.c fetch_win.c proc_win.c procmap_win.c \
-	smoke_win.c unavailable_win.c activate_windows.c winenv.c)
+WIN_SRCS := $(addprefix src/,compat_win32.c digest_win.c doctor_win.c fetch_win.c proc_win.c \
+	procmap_win.c smoke_win.c unavailable_win.c activate_windows.c winenv.c)
 LIB_SRCS := $(COMMON_SRCS) $(LINUX_SRCS)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(O)/%.o) $(O)/manifests_data.o
 BIN_OBJS := $(O)/main.o $(CMD_SRCS:src/%.c=$(O)/%.o)

@@ -10,6 +10,7 @@
 
 #include "cudnnvm/activate.h"
 #include "cudnnvm/cli.h"
+#include "cudnnvm/compat.h"
 #include "cudnnvm/doctor.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/json.h"
@@ -29,7 +30,10 @@ static void explain(const struct cvm_ctx *ctx, const struct cvm_which *w, const 
 {
 	const char *name = inside(ctx, w->name);
 
-	if (!strcmp(w->why, "LD_LIBRARY_PATH"))
+	/* Windows says the whole why itself (the DLL search order's place and folder). */
+	if (w->reason[0])
+		snprintf(buf, len, "%s", w->reason);
+	else if (!strcmp(w->why, "LD_LIBRARY_PATH"))
 		snprintf(buf, len, "LD_LIBRARY_PATH comes first and holds %s", name);
 	else if (!strcmp(w->why, "active link"))
 		snprintf(buf, len, "%s is cudnnvm's link through %s/active/cuda-%s (%s)", name,
@@ -72,9 +76,11 @@ int cvm_cmd_which(struct cvm_ctx *ctx, int argc, char **argv)
 	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
 	r = cvm_doctor_which(ctx, &tk, &w);
 	if (r == -CVM_E_NOTFOUND)
-		r = cvm_err(r, "a program using CUDA %s (%s) finds no libcudnn.so.%d: not on "
-			    "LD_LIBRARY_PATH, in the toolkit, or in the loader cache (see 'cudnnvm use')",
-			    cuda, cvm_safe(tk.display), w.major);
+		r = cvm_err(r, CVM_WINDOWS ? "a program using CUDA %s (%s) finds no cudnn64_%d.dll: not "
+			    "in System32, the Windows folder or any entry of the PATH a program started "
+			    "now gets (see 'cudnnvm use')" : "a program using CUDA %s (%s) finds no "
+			    "libcudnn.so.%d: not on LD_LIBRARY_PATH, in the toolkit, or in the loader "
+			    "cache (see 'cudnnvm use')", cuda, cvm_safe(tk.display), w.major);
 	if (r < 0)
 		goto out;
 	explain(ctx, &w, cuda, reason, sizeof(reason));

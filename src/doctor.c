@@ -16,6 +16,7 @@
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/doctor.h"
 #include "cudnnvm/error.h"
+#include "cudnnvm/findings.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/proc.h"
@@ -41,9 +42,7 @@ struct report {
 	struct cvm_ctx *ctx;
 	struct copy *c;
 	size_t n, cap;
-	size_t problems;
-	size_t unchecked;
-	cvm_json *jproblems, *junchecked;
+	struct cvm_findings f;
 	char cache[65536];		/* `ldconfig -p` output, "" when none */
 	char no_cache[160];		/* why there is none, "" when read */
 	bool said_no_cache;
@@ -54,38 +53,17 @@ static void problem(struct report *rp, const char *fix, const char *fmt, ...)
 
 static void problem(struct report *rp, const char *fix, const char *fmt, ...)
 {
-	char msg[1024];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	cvm_findings_vproblem(&rp->f, fix, fmt, ap);
 	va_end(ap);
-	rp->problems++;
-	if (rp->jproblems) {
-		cvm_json *o = cvm_json_object();
-		cvm_json_set(o, "problem", cvm_json_string(msg));
-		cvm_json_set(o, "fix", cvm_json_string(fix));
-		cvm_json_append(rp->jproblems, o);
-	} else if (cvm_out.verbosity < 0) {
-		/* -q: the problems, and nothing else. */
-		cvm_print("problem: %s\n    fix: %s", msg, fix);
-	} else {
-		cvm_info("  problem: %s\n      fix: %s", msg, fix);
-	}
 }
 
 /* What doctor could not check, and why: said, so that "no problems" means what it says. */
 static void unchecked(struct report *rp, const char *what, const char *why)
 {
-	rp->unchecked++;
-	if (rp->junchecked) {
-		cvm_json *o = cvm_json_object();
-		cvm_json_set(o, "what", cvm_json_string(what));
-		cvm_json_set(o, "why", cvm_json_string(why));
-		cvm_json_append(rp->junchecked, o);
-	} else {
-		cvm_info("  not checked: %s: %s", what, why);
-	}
+	cvm_findings_unchecked(&rp->f, what, why);
 }
 
 /* The path as the user knows it (inside the root). */
@@ -618,13 +596,10 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 	if (json) {
 		jcopies = cvm_json_array();
 		jtk = cvm_json_array();
-		rp.jproblems = cvm_json_array();
 		cvm_json_set(json, "copies", jcopies);
 		cvm_json_set(json, "toolkits", jtk);
-		cvm_json_set(json, "problems", rp.jproblems);
-		rp.junchecked = cvm_json_array();
-		cvm_json_set(json, "not_checked", rp.junchecked);
 	}
+	cvm_findings_init(&rp.f, json);
 	read_cache(&rp);
 	/* 0. whatever the loader cache knows */
 	for (const char *p = rp.cache; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
@@ -755,16 +730,10 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 	check_gpus(&rp, t, nt);
 	check_processes(&rp, json);
 	cvm_trust_skipped_json(json);
-	if (!json && rp.problems)
-		cvm_info("%zu problem%s found", rp.problems, rp.problems == 1 ? "" : "s");
-	else if (!json && rp.unchecked)
-		cvm_info("no problems found in what was checked (%zu thing%s not checked: see above)",
-			 rp.unchecked, rp.unchecked == 1 ? "" : "s");
-	else if (!json)
-		cvm_info("no problems found");
+	cvm_findings_summary(&rp.f);
 	cvm_toolkits_free(t, nt);
 	free(rp.c);
-	return rp.problems ? 1 : 0;
+	return rp.f.problems ? 1 : 0;
 }
 
 /* A found name of libcudnn.so.<major> in dir: fills the real file. */

@@ -150,7 +150,7 @@ static const struct command commands[] = {
 	  "  --all-devices        run it on every device\n"
 	  "Exit 4: failed; 77: the loader part passed, no usable GPU for the rest.\n",
 	  "cudnnvm smoke --cuda 12.4" },
-	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE | CVM_CMD_NOWIN, "every cuDNN copy, which one loads, and what is wrong",
+	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE, "every cuDNN copy, which one loads, and what is wrong",
 	  "doctor",
 	  "Exit 1 when it found something to fix; each finding says what and how.\n",
 	  "cudnnvm doctor" },
@@ -165,7 +165,7 @@ static const struct command commands[] = {
 	  "Every file is re-hashed against the version's record as it is written; the bundle's\n"
 	  "SHA-256 is printed, for 'install --bundle FILE --sha256 HEX' on the next node.\n",
 	  "cudnnvm export 8.9.7 --cuda 11.8 cudnn-8.9.7.29-cuda11.tar.zst" },
-	{ "which", cvm_cmd_which, CVM_CMD_STORE | CVM_CMD_NOWIN, "the cuDNN library a toolkit's programs load, and why",
+	{ "which", cvm_cmd_which, CVM_CMD_STORE, "the cuDNN library a toolkit's programs load, and why",
 	  "which [--cuda X.Y]",
 	  CUDA_OPT,
 	  "cudnnvm which --cuda 12.4" },

@@ -84,7 +84,7 @@ int cvm_trust_check(const char *path, struct cvm_trust *t)
 	/*
 	 * Windows guards folders with ACLs, not owners and mode bits: what
 	 * this walk checks does not exist there. Checking the ACLs of the
-	 * path (no write for Users on %ProgramData%\cudnnvm) is issue Windows II's.
+	 * path (no write for Users on %ProgramData%\cudnnvm) is not done yet.
 	 */
 	if (CVM_WINDOWS)
 		return 0;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What Windows does not have yet: doctor and the confined extraction child
- * (issue "Windows II").
+ * What Windows does not have: the confined extraction child (no Landlock or
+ * seccomp there) and ELF. Commands that cannot run there (modulefiles)
+ * are flagged CVM_CMD_NOWIN in main.c.
  * Every entry point of the Linux-only modules is here, so that the shared
  * code and every command compile and link; the commands that need them
  * (flagged CVM_CMD_NOWIN in main.c) stop before opening the store with one
@@ -12,14 +13,13 @@
 
 #include "cudnnvm/compat.h"
 #include "cudnnvm/confine.h"
-#include "cudnnvm/doctor.h"
 #include "cudnnvm/elfinfo.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/out.h"
 
 int cvm_unavailable(const char *what)
 {
-	return cvm_err(-EOPNOTSUPP, "%s: not available on Windows yet (issue Windows II)", what);
+	return cvm_err(-EOPNOTSUPP, "%s: not available on Windows yet", what);
 }
 
 /* ---- confinement: none, so installs verify first */
@@ -50,37 +50,6 @@ int cvm_confine_self(int dirfd, const int *keep, size_t nkeep, uint64_t max_file
 	(void)max_file;
 	(void)keep_stderr;
 	return -EOPNOTSUPP;
-}
-
-/* ---- doctor */
-
-int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
-{
-	(void)ctx;
-	(void)json;
-	return cvm_unavailable("doctor");
-}
-
-int cvm_doctor_parse_driver(const char *text, char *out, size_t len)
-{
-	(void)text;
-	(void)out;
-	(void)len;
-	return -CVM_E_NOTFOUND;
-}
-
-const char *cvm_doctor_min_driver(int cuda_major)
-{
-	(void)cuda_major;
-	return NULL;
-}
-
-int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w)
-{
-	(void)ctx;
-	(void)tk;
-	(void)w;
-	return cvm_unavailable("which");
 }
 
 /* ---- ELF (Linux's libraries): a Windows copy has none */

@@ -69,7 +69,7 @@ long cvm_peak_rss_kib(void);
 bool cvm_is_admin(void);
 
 #ifdef _WIN32
-/* "<what>: not available on Windows yet (issue Windows II)", -EOPNOTSUPP
+/* "<what>: not available on Windows yet", -EOPNOTSUPP
  * (exit 1), for what needs a backend Windows does not have yet. */
 int cvm_unavailable(const char *what);
 #endif

@@ -43,11 +43,13 @@ endif
 WIN_CVM_CFLAGS += -Wno-format
 # One file: the C runtime's and winpthreads' code linked in too.
 WIN_LDFLAGS := -static -municode
-WIN_LIBS = $(WIN_DEPS_LIBS) -lwinhttp -lbcrypt -lpsapi -lrstrtmgr -luser32 -ladvapi32 -lpthread
+# version: a DLL's version resource, read by doctor without loading the DLL.
+WIN_LIBS = $(WIN_DEPS_LIBS) -lwinhttp -lbcrypt -lpsapi -lrstrtmgr -luser32 -ladvapi32 -lversion -lpthread
 
 WIN_LIB_OBJS := $(patsubst src/%.c,$(WIN_O)/%.o,$(COMMON_SRCS) $(WIN_SRCS)) $(WIN_O)/manifests_data.o
 WIN_BIN_OBJS := $(WIN_O)/main.o $(CMD_SRCS:src/%.c=$(WIN_O)/%.o)
-WIN_UNIT := $(addprefix $(WIN_O)/tests/,test_compat.exe test_entry.exe test_digest.exe test_version.exe)
+WIN_UNIT := $(addprefix $(WIN_O)/tests/,test_compat.exe test_entry.exe test_digest.exe test_version.exe \
+	test_driver.exe)
 
 windows: $(WIN_DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory windows-exe

@@ -387,6 +387,10 @@ source "$HERE/t_smoke.sh"
 # shellcheck source=t_activate.sh
 source "$HERE/t_activate.sh"
 
+# ---- Windows II: doctor and which (after t_activate.sh: its registry helpers)
+# shellcheck source=t_doctor.sh
+source "$HERE/t_doctor.sh"
+
 # ---- export, then uninstall
 cvm export "$ID91" "$(winpath "$TMP/bundle.cvm")"
 rc_is 0 "export $ID91 to a bundle"
