@@ -33,6 +33,7 @@
 #include "cudnnvm/findings.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/procmap.h"
 #include "cudnnvm/select.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
@@ -543,6 +544,47 @@ static void check_driver(struct report *rp, const char *drv, int cuda_major, con
 			     "this one is %s", what, cuda_major, need, drv);
 }
 
+
+/* How the toolkit's active version reaches programs (activate_windows.c): the junction, or the fallback. */
+static const char *link_mode(const struct report *rp, const char *cuda)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "active/cuda-%s", cuda);
+	if (!rp->ctx->store_open)
+		return "no store";
+	return cvm_win_link_kind(rp->ctx->store.fd, name) == CVM_WIN_JUNCTION
+		       ? "the junction active\\cuda-X.Y on PATH"
+		       : "PATH naming the version's folder (no reparse points on the store's file system)";
+}
+
+/* Running processes that have more than one cuDNN copy loaded (procmap_win.c, as ps). */
+static void check_processes(struct report *rp)
+{
+	struct cvm_proc_cudnn *v = NULL;
+	size_t n = 0, unreadable = 0;
+	char fix[256];
+
+	if (cvm_procmap_scan(rp->ctx->store_open ? &rp->ctx->store : NULL, "", &v, &n,
+			     &unreadable) < 0) {
+		cvm_findings_unchecked(&rp->f, "running processes that have cuDNN loaded",
+				       "the process list cannot be read");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].mixed)
+			continue;
+		snprintf(fix, sizeof(fix), "restart PID %ld once one copy comes first on its PATH "
+			 "('cudnnvm ps' lists what it has loaded)", (long)v[i].pid);
+		cvm_findings_problem(&rp->f, fix, "PID %ld (%s) has %zu cuDNN copies loaded",
+				     (long)v[i].pid, cvm_safe(v[i].command), v[i].ng);
+	}
+	if (unreadable)
+		cvm_findings_unchecked(&rp->f, "the cuDNN DLLs of some running processes",
+				       "another user's or protected: run doctor elevated");
+	cvm_procmap_free(v, n);
+}
+
 /* The DLL a program of tk loads by path, and every other copy of it on the way. */
 static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, const char *drv,
 			  cvm_json *jt)
@@ -582,6 +624,7 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, const
 		cvm_json_set(jt, "folder", cvm_json_string(n ? h[0].dir : NULL));
 		cvm_json_set(jt, "active", cvm_json_string(id[0] ? id : NULL));
 		cvm_json_set(jt, "loads_active", cvm_json_bool(n && found_active && at == 0));
+		cvm_json_set(jt, "activation", cvm_json_string(id[0] ? link_mode(rp, cuda) : NULL));
 	} else {
 		cvm_info("CUDA %s (%s): programs look for %s (%s)", cuda, tkd, name, from);
 		if (n)
@@ -589,8 +632,9 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, const
 		else
 			cvm_info("  no %s in System32, the Windows folder or any PATH entry", name);
 		if (id[0])
-			cvm_info("  active: %s (%s)", id, n && found_active && at == 0 ?
-				 "what loads is the active version's" : "not what loads");
+			cvm_info("  active: %s (%s), through %s", id, n && found_active && at == 0 ?
+				 "what loads is the active version's" : "not what loads",
+				 link_mode(rp, cuda));
 		else
 			cvm_info("  active: none");
 		for (size_t i = 1; i < n; i++)
@@ -858,9 +902,7 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		if (o)
 			cvm_json_append(jtk, o);
 	}
-	/* The Restart Manager's answer is ps's on Windows, not there yet. */
-	cvm_findings_unchecked(&rp.f, "running processes that have cuDNN loaded",
-			       "not available on Windows yet");
+	check_processes(&rp);
 	cvm_findings_summary(&rp.f);
 	cvm_toolkits_free(t, nt);
 	free(rp.fresh);

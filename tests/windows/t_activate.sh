@@ -100,6 +100,13 @@ elif [ -z "$NATIVE" ]; then
 else
 	not_ok "-v says the junction is in use (NTFS)" "$(diag_run)"
 fi
+cvm doctor
+if printf '%s\n%s' "$OUT" "$ERR" | grep -qF "active: $ID91 (what loads is the active version's), through $(
+	if [ -n "$JUNCTION" ]; then echo "the junction"; else echo "PATH naming the version's folder (no reparse points"; fi)"; then
+	ok "doctor says the active version is what loads, and by which means"
+else
+	not_ok "doctor says the active version is what loads, and by which means" "$(diag_run)"
+fi
 E91=$(entry "$ID91" 12.4)
 E92=$(entry "$ID92" 12.4)
 E86=$(entry "$ID86" 11.8)
