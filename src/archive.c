@@ -223,6 +223,30 @@ static la_ssize_t xz_read(struct archive *a, void *data, const void **buf)
 	return n;
 }
 
+/* The first len bytes of fd, as far as they go; in follow mode as the gate lets them through. */
+static ssize_t read_head(int fd, const struct cvm_archive_opts *o, unsigned char *buf, size_t len)
+{
+	size_t have = 0;
+	ssize_t n;
+
+	while (have < len) {
+		n = o && o->gate ? o->gate(o->gate_arg, have, len - have) : (ssize_t)(len - have);
+		if (n > 0) {
+			do
+				n = pread(fd, buf + have, (size_t)n, (off_t)have);
+			while (n < 0 && errno == EINTR);
+			if (n < 0)
+				n = -errno;
+		}
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	return (ssize_t)have;
+}
+
 /* Starts our own decoder when fd holds an .xz file: 1 when it does, 0 not, or an error. */
 static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts *o)
 {
@@ -233,26 +257,34 @@ static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts
 	ssize_t n;
 	int r;
 
-	do
-		n = pread(fd, magic, sizeof(magic), 0);
-	while (n < 0 && errno == EINTR);
+	n = read_head(fd, o, magic, sizeof(magic));
 	if (n < 0)
-		return cvm_err(-errno, "cannot read '%s': %s", cvm_safe(ar->name), strerror(errno));
+		return cvm_err((int)n, "cannot read '%s': %s", cvm_safe(ar->name), strerror((int)-n));
 	if (!cvm_xz_magic(magic, (size_t)n))
 		return 0;
-	if (fstat(fd, &st) < 0)
-		return cvm_err(-errno, "cannot read '%s': %s", cvm_safe(ar->name), strerror(errno));
-	r = cvm_xz_open(fd, (uint64_t)st.st_size, o && o->threads ? o->threads : 1,
-			o ? o->memlimit : 0, &ar->xz, &why);
+	if (o && o->gate) {
+		r = cvm_xz_follow(fd, o->gate, o->gate_arg, &ar->xz, &why);
+	} else {
+		if (fstat(fd, &st) < 0)
+			return cvm_err(-errno, "cannot read '%s': %s", cvm_safe(ar->name),
+				       strerror(errno));
+		r = cvm_xz_open(fd, (uint64_t)st.st_size, o && o->threads ? o->threads : 1,
+				o ? o->memlimit : 0, &ar->xz, &why);
+	}
 	if (r == -ENOMEM)
 		return r;
 	if (r < 0)
 		return cvm_err(r == -CVM_E_CORRUPT ? r : -CVM_E_CORRUPT, "corrupt archive '%s': %s",
 			       cvm_safe(ar->name), why ? why : strerror(-r));
 	cvm_xz_get_info(ar->xz, &info);
-	snprintf(ar->decoder, sizeof(ar->decoder), "xz: %llu block%s, %u thread%s, %llu MiB limit",
-		 (unsigned long long)info.blocks, info.blocks == 1 ? "" : "s", info.threads,
-		 info.threads == 1 ? "" : "s", (unsigned long long)(info.memlimit >> 20));
+	if (o && o->gate)
+		snprintf(ar->decoder, sizeof(ar->decoder),
+			 "xz: following the download as it arrives, 1 thread");
+	else
+		snprintf(ar->decoder, sizeof(ar->decoder),
+			 "xz: %llu block%s, %u thread%s, %llu MiB limit",
+			 (unsigned long long)info.blocks, info.blocks == 1 ? "" : "s", info.threads,
+			 info.threads == 1 ? "" : "s", (unsigned long long)(info.memlimit >> 20));
 	return 1;
 }
 
@@ -274,7 +306,7 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 		cvm_archive_free(ar);
 		return -ENOMEM;
 	}
-	r = o && o->gate ? 0 : open_xz(ar, fd, o);
+	r = open_xz(ar, fd, o);
 	if (r < 0) {
 		cvm_archive_free(ar);
 		return r;

@@ -702,8 +702,8 @@ static ssize_t child_gate(void *arg, uint64_t off, size_t want)
 		uint64_t avail = __atomic_load_n(&c->sh->avail, __ATOMIC_ACQUIRE);
 
 		if (off < avail)
-			return (ssize_t)(avail - off < want ? avail - off : want);
-		if (complete)
+			return (ssize_t)(!want || avail - off < want ? avail - off : want);
+		if (complete || !want)
 			return 0;
 		nanosleep(&nap, NULL);
 	}

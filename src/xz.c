@@ -31,6 +31,7 @@ enum {
 	CHUNK = 1 << 20,	/* output piece handed to the reader */
 	INBUF = 256 << 10,	/* pread size of a worker */
 	HEAD_MAX = 3,		/* chunks queued for the reader before its worker waits */
+	FOLLOW_HEAD_MAX = 8,	/* the same in follow mode */
 	MAX_THREADS = 256,
 };
 
@@ -74,8 +75,14 @@ struct cvm_xz {
 	size_t head;		/* the block being read */
 	size_t held_total;
 	size_t budget;		/* chunks that blocks after the head may hold */
+	size_t head_max;	/* chunks the head block may hold */
 	struct chunk *free_list;
 	bool abort;
+
+	/* follow mode: the bytes from off that may be read now (xz.h) */
+	ssize_t (*gate)(void *arg, uint64_t off, size_t want);
+	void *gate_arg;
+	uint64_t in_pos;	/* compressed bytes the worker has read (atomic) */
 
 	/* The reader's side (one thread). */
 	struct chunk *cur;
@@ -236,7 +243,7 @@ static int get_chunk(struct cvm_xz *z, size_t k, struct chunk **out)
 			pthread_mutex_unlock(&z->mu);
 			return 1;
 		}
-		if (k == z->head ? z->b[k].held < HEAD_MAX
+		if (k == z->head ? z->b[k].held < z->head_max
 				 : z->held_total - z->b[z->head].held < z->budget)
 			break;
 		pthread_cond_wait(&z->space, &z->mu);
@@ -388,6 +395,80 @@ static int decode_block(struct cvm_xz *z, size_t k, lzma_stream *s, unsigned cha
 	return r;
 }
 
+/* Follow mode: decodes the whole file, as it arrives, into block 0's queue (as decode_block). */
+static int decode_stream(struct cvm_xz *z, lzma_stream *s, unsigned char *in, const char **why)
+{
+	struct chunk *c = NULL;
+	uint64_t pos = 0;
+	bool end = false;
+	lzma_ret ret;
+	ssize_t n;
+	int r = 0;
+
+	/* Concatenated streams and padding, as xz -d accepts them; 1 GiB at most, as for a block. */
+	ret = lzma_stream_decoder(s, MEMSTOP, LZMA_CONCATENATED);
+	if (ret != LZMA_OK)
+		return lzma_code_error(ret, why);
+	s->avail_in = 0;
+	for (;;) {
+		if (!c) {
+			r = get_chunk(z, 0, &c);
+			if (r < 0)
+				*why = "out of memory";
+			if (r)
+				return r;
+		}
+		if (s->avail_in == 0 && !end) {
+			/*
+			 * When the gate would wait for the download, what is
+			 * decoded so far goes to the reader first: it never
+			 * waits for bytes that have arrived.
+			 */
+			if (c->len && z->gate(z->gate_arg, pos, 0) == 0) {
+				put_chunk(z, 0, c);
+				c = NULL;
+				continue;
+			}
+			n = z->gate(z->gate_arg, pos, INBUF);
+			if (n > 0) {
+				size_t want = (size_t)n;
+				n = pread_full(z->fd, in, want, pos);
+				if (n >= 0 && (size_t)n < want)
+					n = -EIO;	/* shorter than the gate said */
+			}
+			if (n < 0) {
+				r = (int)n;
+				*why = "cannot read it";
+				break;
+			}
+			end = n == 0;
+			s->next_in = in;
+			s->avail_in = (size_t)n;
+			pos += (uint64_t)n;
+			__atomic_store_n(&z->in_pos, pos, __ATOMIC_RELAXED);
+		}
+		s->next_out = c->data + c->len;
+		s->avail_out = CHUNK - c->len;
+		ret = lzma_code(s, end ? LZMA_FINISH : LZMA_RUN);
+		c->len = CHUNK - s->avail_out;
+		if (ret == LZMA_STREAM_END)
+			break;
+		if (ret != LZMA_OK) {
+			r = lzma_code_error(ret, why);
+			if (ret == LZMA_BUF_ERROR)
+				*why = "not a complete .xz file (truncated or damaged)";
+			break;
+		}
+		if (c->len == CHUNK) {
+			put_chunk(z, 0, c);
+			c = NULL;
+		}
+	}
+	if (c)
+		put_chunk(z, 0, c);
+	return r;
+}
+
 static void *worker(void *arg)
 {
 	struct cvm_xz *z = arg;
@@ -402,7 +483,10 @@ static void *worker(void *arg)
 		k = z->next++;
 		pthread_mutex_unlock(&z->mu);
 		why = "out of memory";
-		r = in ? decode_block(z, k, &s, in, &why) : -ENOMEM;
+		if (!in)
+			r = -ENOMEM;
+		else
+			r = z->gate ? decode_stream(z, &s, in, &why) : decode_block(z, k, &s, in, &why);
 		pthread_mutex_lock(&z->mu);
 		z->b[k].done = true;
 		if (r < 0) {
@@ -421,6 +505,39 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static struct cvm_xz *xz_new(int fd, uint64_t size)
+{
+	struct cvm_xz *z = calloc(1, sizeof(*z));
+
+	if (!z)
+		return NULL;
+	z->fd = fd;
+	z->size = size;
+	pthread_mutex_init(&z->mu, NULL);
+	pthread_cond_init(&z->space, NULL);
+	pthread_cond_init(&z->data, NULL);
+	z->head_max = HEAD_MAX;
+	return z;
+}
+
+/* Starts n workers: 0, or -EAGAIN when none could be. */
+static int start_workers(struct cvm_xz *z, unsigned n, const char **why)
+{
+	unsigned i;
+
+	for (i = 0; i < n && z->nb; i++) {
+		if (pthread_create(&z->tid[i], NULL, worker, z) != 0)
+			break;
+		z->started++;
+	}
+	z->info.threads = z->started;
+	if (z->nb && !z->started) {
+		*why = "cannot start a decoder thread";
+		return -EAGAIN;
+	}
+	return 0;
+}
+
 int cvm_xz_open(int fd, uint64_t size, unsigned threads, uint64_t memlimit, struct cvm_xz **out,
 		const char **why)
 {
@@ -433,14 +550,9 @@ int cvm_xz_open(int fd, uint64_t size, unsigned threads, uint64_t memlimit, stru
 	int r;
 
 	*why = "out of memory";
-	z = calloc(1, sizeof(*z));
+	z = xz_new(fd, size);
 	if (!z)
 		return -ENOMEM;
-	z->fd = fd;
-	z->size = size;
-	pthread_mutex_init(&z->mu, NULL);
-	pthread_cond_init(&z->space, NULL);
-	pthread_cond_init(&z->data, NULL);
 	r = read_index(z, &idx, why);
 	if (r < 0)
 		goto fail;
@@ -491,17 +603,9 @@ int cvm_xz_open(int fd, uint64_t size, unsigned threads, uint64_t memlimit, stru
 	/* One worker: room to start the next block while the reader finishes this one. */
 	z->budget = n > 1 ? (size_t)((n - 1) * ahead) : HEAD_MAX;
 	z->info.memory = need;
-	for (i = 0; i < n && z->nb; i++) {
-		if (pthread_create(&z->tid[i], NULL, worker, z) != 0)
-			break;
-		z->started++;
-	}
-	z->info.threads = z->started;
-	if (z->nb && !z->started) {
-		r = -EAGAIN;
-		*why = "cannot start a decoder thread";
+	r = start_workers(z, n, why);
+	if (r < 0)
 		goto fail;
-	}
 	*out = z;
 	return 0;
 fail:
@@ -509,6 +613,35 @@ fail:
 		lzma_index_end(idx, NULL);
 	cvm_xz_free(z);
 	return r;
+}
+
+int cvm_xz_follow(int fd, ssize_t (*gate)(void *arg, uint64_t off, size_t want), void *arg,
+		  struct cvm_xz **out, const char **why)
+{
+	struct cvm_xz *z;
+	int r;
+
+	*why = "out of memory";
+	z = xz_new(fd, 0);
+	if (z)
+		z->b = calloc(1, sizeof(*z->b));
+	if (!z || !z->b) {
+		cvm_xz_free(z);
+		return -ENOMEM;
+	}
+	z->gate = gate;
+	z->gate_arg = arg;
+	z->nb = 1;
+	/* Chunks are cut short where the download is waited for: room for more of them. */
+	z->head_max = FOLLOW_HEAD_MAX;
+	z->info.memory = (uint64_t)(FOLLOW_HEAD_MAX + 1) * CHUNK + INBUF;
+	r = start_workers(z, 1, why);
+	if (r < 0) {
+		cvm_xz_free(z);
+		return r;
+	}
+	*out = z;
+	return 0;
 }
 
 static void release_cur(struct cvm_xz *z)
@@ -558,7 +691,7 @@ ssize_t cvm_xz_read(struct cvm_xz *z, const void **buf)
 				pthread_mutex_unlock(&z->mu);
 				return z->err;
 			}
-			if (z->head_out != bl->usize) {
+			if (!z->gate && z->head_out != bl->usize) {
 				z->err = -CVM_E_CORRUPT;
 				z->why = "xz: a block decoded to a size other than its index says";
 				pthread_mutex_unlock(&z->mu);
@@ -585,6 +718,8 @@ uint64_t cvm_xz_position(const struct cvm_xz *z)
 {
 	const struct block *bl;
 
+	if (z->gate)
+		return __atomic_load_n(&z->in_pos, __ATOMIC_RELAXED);
 	if (z->head >= z->nb)
 		return z->size;
 	bl = &z->b[z->head];

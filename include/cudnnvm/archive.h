@@ -39,8 +39,10 @@ struct cvm_archive_opts {
 	 * Following a file that is still being written (a download): every read
 	 * first asks gate how many bytes from off may be read now; it waits as
 	 * long as it must and returns that number (> 0), 0 at the end, or
-	 * -errno. Reads are sequential, so the parallel xz decoder (which reads
-	 * the index at the end first) is not used: libarchive's own filters are.
+	 * -errno; with want 0 it does not wait, and 0 means none yet (or the
+	 * end). Reads are sequential: an .xz is decoded by xz.h's follow
+	 * mode (in a thread of its own, as from a file), anything else by
+	 * libarchive's filters.
 	 */
 	ssize_t (*gate)(void *arg, uint64_t off, size_t want);
 	void *gate_arg;

@@ -47,6 +47,18 @@ int cvm_xz_open(int fd, uint64_t size, unsigned threads, uint64_t memlimit, stru
 		const char **why);
 
 /*
+ * Decodes fd while it is still being written (a download), in one worker:
+ * each read first asks gate how many bytes from off may be read now (as
+ * archive.h's cvm_archive_opts.gate: it waits, returns > 0, 0 at the end,
+ * or -errno). Without the index, the output is checked block by block and
+ * against the index at its end by liblzma's stream decoder. The same
+ * returns and cvm_xz_read as cvm_xz_open; info has threads 1, blocks and
+ * uncompressed 0 (not known).
+ */
+int cvm_xz_follow(int fd, ssize_t (*gate)(void *arg, uint64_t off, size_t want), void *arg,
+		  struct cvm_xz **out, const char **why);
+
+/*
  * The next piece of decoded data, in order: its length with *buf set
  * (valid until the next call), 0 at the end, or a negative code
  * (-CVM_E_CORRUPT, -errno) with cvm_xz_strerror saying why.

@@ -6,7 +6,9 @@
 # only verified bytes reach versions/: a corrupted byte at the end kills the
 # decode and leaves nothing (no version, no staging, nothing cached), a cut
 # connection resumes, a server that ignores Range restarts the decode after
-# the download, a .part left by an earlier run is decoded from its start.
+# the download, a .part left by an earlier run is decoded from its start,
+# and a damaged xz whose hash matches its catalogue entry is refused by the
+# follow decoder with nothing left.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -43,6 +45,8 @@ wait "${CVM_BG_PIDS[-1]}"
 bg_result hold
 assert_rc 0 "the pipelined install exits 0"
 assert_err_contains "decoding the download as it arrives" "-v says the download is decoded as it arrives"
+assert_err_contains "xz: following the download as it arrives, 1 thread" \
+	"the xz layer is decoded by our own decoder in a thread of its own, not libarchive's"
 assert_versions "$ID8" "the version is installed"
 cvm verify "$ID8"
 assert_rc 0 "and verifies"
@@ -74,6 +78,7 @@ mode cut
 cvm -v --manifests "$MAN" --mirror "$URL" install 8.9.7 --cuda 11.8
 assert_rc 0 "a cut download resumes and installs"
 assert_err_contains "decoding the download as it arrives" "cut: the download was decoded as it arrived"
+assert_err_contains "xz: following the download" "cut: by the follow decoder"
 check "cut: the second request asked for a Range" grep -q "Range\|bytes=" "$MIR/.log"
 assert_versions "$ID8" "cut: the version is installed"
 cvm verify "$ID8"
@@ -104,6 +109,29 @@ assert_err_contains "decoding the download as it arrives" "resumed: decoded as i
 check "resumed: the request asked for the rest only" grep -q "bytes=$(($(stat -c %s "$A8") / 2))-" "$MIR/.log"
 cvm verify "$ID8"
 assert_rc 0 "resumed: and verifies"
+
+# 7. an archive that matches its catalogue entry but whose xz is damaged (as
+# if shipped so): the follow decoder itself refuses it, and nothing is left
+new_root
+MAN2=$TEST_TMP/manifests-damaged
+mkdir -p "$MAN2"
+cp "$A8" "$MIR/cudnn/linux-x86_64/$N8"
+flip_byte "$MIR/cudnn/linux-x86_64/$N8"
+python3 - "$MAN/redistrib_8.9.7.json" "$MAN2/redistrib_8.9.7.json" "$(sha256 "$MIR/cudnn/linux-x86_64/$N8")" <<'EOF'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["cudnn"]["linux-x86_64"]["cuda11"]["sha256"] = sys.argv[3]
+json.dump(m, open(sys.argv[2], "w"))
+EOF
+mode range
+cvm -v --manifests "$MAN2" --mirror "$URL" install 8.9.7 --cuda 11.8
+assert_rc 3 "damaged xz with a matching hash: exit 3"
+assert_err_contains "decoding the download as it arrives" "damaged xz: it was decoded as it arrived"
+assert_err_contains "corrupt archive" "damaged xz: the message says the archive is corrupt"
+assert_err_contains "xz: compressed data is corrupt" "damaged xz: found by our xz decoder"
+assert_versions "" "damaged xz: no version"
+assert_store_clean "damaged xz: no staging left"
+cp "$A8" "$MIR/cudnn/linux-x86_64/$N8"
 
 # 6. --verify-first keeps today's order: no decode before the download is verified
 new_root
