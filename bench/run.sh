@@ -196,7 +196,15 @@ trap '[ -n "$httpd" ] && kill "$httpd" 2>/dev/null; rm -rf "$work"' EXIT
 for kind in $kinds; do
 	a=$cache/$key/$kind/$name
 	h=$(sha256sum "$a" | cut -d' ' -f1)
-	[ "$kind" = single ] && net_setup "$a" "$h"
+	if [ "$kind" = single ]; then
+		net_setup "$a" "$h"
+		# the decode profile, for the least time any pipeline could take (bench/bound.py)
+		if [ ! -s "$a.profile" ]; then
+			python3 "$top/bench/bound.py" "$a" >"$a.profile.tmp"
+			mv "$a.profile.tmp" "$a.profile"
+		fi
+		profile=$a.profile
+	fi
 	rate=
 	hr
 	printf '%s-block archive: %s (%s bytes, %s blocks)\n' "$kind" "$a" "$(stat -c %s "$a")" "$(blocks "$a")"
@@ -262,9 +270,9 @@ hr
 
 # ------------------------------------------------------------ the report
 
-python3 - "$results" "$what" "$load0" "$load1" "$runs" "$cvm" <<'EOF' | tee "$work/report.md"
+python3 - "$results" "$what" "$load0" "$load1" "$runs" "$cvm" "${profile:-}" <<'EOF' | tee "$work/report.md"
 import os, platform, statistics, subprocess, sys, time
-path, what, load0, load1, runs, cvm = sys.argv[1:7]
+path, what, load0, load1, runs, cvm, profile = sys.argv[1:8]
 rows = [l.split() for l in open(path)]
 def med(kind, method, col):
     v = [float(r[col]) for r in rows if r[0] == kind and r[1] == method and r[col] != "-"]
@@ -328,6 +336,14 @@ if ("single", "net") in res:
     r3 = res[("single", "net")] / base
     print("- from a mirror throttled to xz's pace: install / max(download alone, floor) = %.2f "
           "(target ≤ 1.10): %s" % (r3, verdict(r3 <= 1.10)))
+    if profile:
+        # no pipeline can do better than this (bench/bound.py)
+        prof = [tuple(map(float, l.split())) for l in open(profile)]
+        d, f = res[("single", "download")], res[("single", "floor")]
+        bound = max(d * p + f * (1 - t) for p, t in prof)
+        print("  - the least any decoder following that download can take, from this archive's "
+              "decode profile (bench/bound.py): %.2f s = %.2f x max(download alone, floor); "
+              "the install is %.2f x that bound" % (bound, bound / base, res[("single", "net")] / bound))
     r4 = res[("single", "netfast")] / res[("single", "floor")]
     print("- from an unthrottled mirror: install / floor = %.2f (target ≤ 1.10): %s" % (r4, verdict(r4 <= 1.10)))
     r5 = res[("single", "bundle")] / res[("single", "cudnnvm")]
