@@ -75,44 +75,27 @@ int cvm_archive_load(void)
 	return 0;
 }
 #else
-#include <dlfcn.h>
+#include "cudnnvm/dynlib.h"
 
-#define LA_SONAME "libarchive.so.13"
 #define X(f) __typeof__(f) *(f);
 static struct { LA_FUNCS(X) } la;
 #undef X
 
 int cvm_archive_load(void)
 {
-	static int loaded;	/* 0 not tried, 1 ok, < 0 the error */
-	const char *so = LA_SONAME;
-	void *dl;
-
-	if (loaded)
-		return loaded < 0 ? loaded : 0;
-#ifdef CVM_FAULT_INJECTION
-	if (getenv("CVM_TEST_LIBARCHIVE"))
-		so = getenv("CVM_TEST_LIBARCHIVE");
-#endif
-	dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		loaded = cvm_err(-CVM_E_NOTFOUND, "cannot read archives: %s is not loadable (%s); "
-				 "install it (Debian: apt-get install libarchive13)", so,
-				 cvm_safe(dlerror()));
-		return loaded;
-	}
-#define X(f) *(void **)&la.f = dlsym(dl, #f); \
-	if (!la.f) \
-		goto missing;
-	LA_FUNCS(X)
+#define X(f) { #f, (void **)&la.f },
+	static const struct cvm_dynsym syms[] = { LA_FUNCS(X) };
 #undef X
-	loaded = 1;
-	return 0;
-missing:
-	loaded = cvm_err(-CVM_E_NOTFOUND, "cannot read archives: %s lacks a libarchive function "
-			 "cudnnvm needs", so);
-	dlclose(dl);
-	return loaded;
+	static struct cvm_dynlib lib = {
+		.soname = "libarchive.so.13",
+		.test_env = "CVM_TEST_LIBARCHIVE",
+		.task = "read archives",
+		.hint = "install it (Debian: apt-get install libarchive13)",
+		.syms = syms,
+		.nsyms = sizeof(syms) / sizeof(syms[0]),
+	};
+
+	return cvm_dynlib_load(&lib);
 }
 
 #define archive_entry_filetype la.archive_entry_filetype

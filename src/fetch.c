@@ -8,11 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <dlfcn.h>
-
 #include <curl/curl.h>
 
 #include "cudnnvm/digest.h"
+#include "cudnnvm/dynlib.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fault.h"
 #include "cudnnvm/fetch.h"
@@ -40,8 +39,6 @@ static const struct cvm_fetch_hooks no_hooks;
  * made every start ~4x slower: bench/RESULTS.md). Only the major soname is
  * asked for, which is the ABI promise libcurl keeps; the header gives the types.
  */
-#define CURL_SONAME "libcurl.so.4"
-
 static struct {
 	__typeof__(curl_global_init) *global_init;
 	__typeof__(curl_easy_init) *easy_init;
@@ -54,43 +51,32 @@ static struct {
 
 static int load_curl(void)
 {
-	static int loaded;	/* 0 not tried, 1 ok, < 0 the error */
-	const char *so = CURL_SONAME;
-	void *dl;
+	static const struct cvm_dynsym syms[] = {
+		{ "curl_global_init", (void **)&cu.global_init },
+		{ "curl_easy_init", (void **)&cu.easy_init },
+		{ "curl_easy_setopt", (void **)&cu.easy_setopt },
+		{ "curl_easy_getinfo", (void **)&cu.easy_getinfo },
+		{ "curl_easy_perform", (void **)&cu.easy_perform },
+		{ "curl_easy_cleanup", (void **)&cu.easy_cleanup },
+		{ "curl_easy_strerror", (void **)&cu.easy_strerror },
+	};
+	static struct cvm_dynlib lib = {
+		.soname = "libcurl.so.4",
+		.test_env = "CVM_TEST_LIBCURL",
+		.task = "download",
+		.hint = "install it (Debian: apt-get install libcurl4), or give the archive with --archive",
+		.syms = syms,
+		.nsyms = sizeof(syms) / sizeof(syms[0]),
+	};
+	static int started;	/* 0 not tried, 1 ok, < 0 the error */
+	int r = cvm_dynlib_load(&lib);
 
-	if (loaded)
-		return loaded < 0 ? loaded : 0;
-#ifdef CVM_FAULT_INJECTION
-	if (getenv("CVM_TEST_LIBCURL"))
-		so = getenv("CVM_TEST_LIBCURL");
-#endif
-	dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-	if (!dl) {
-		loaded = cvm_err(-CVM_E_NOTFOUND, "cannot download: %s is not loadable (%s); install "
-				 "it (Debian: apt-get install libcurl4), or give the archive with --archive",
-				 so, cvm_safe(dlerror()));
-		return loaded;
-	}
-	*(void **)&cu.global_init = dlsym(dl, "curl_global_init");
-	*(void **)&cu.easy_init = dlsym(dl, "curl_easy_init");
-	*(void **)&cu.easy_setopt = dlsym(dl, "curl_easy_setopt");
-	*(void **)&cu.easy_getinfo = dlsym(dl, "curl_easy_getinfo");
-	*(void **)&cu.easy_perform = dlsym(dl, "curl_easy_perform");
-	*(void **)&cu.easy_cleanup = dlsym(dl, "curl_easy_cleanup");
-	*(void **)&cu.easy_strerror = dlsym(dl, "curl_easy_strerror");
-	if (!cu.global_init || !cu.easy_init || !cu.easy_setopt || !cu.easy_getinfo ||
-	    !cu.easy_perform || !cu.easy_cleanup || !cu.easy_strerror) {
-		loaded = cvm_err(-CVM_E_NOTFOUND, "cannot download: %s lacks a libcurl function "
-				 "cudnnvm needs", so);
-		dlclose(dl);
-		return loaded;
-	}
-	if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		loaded = cvm_err(-ENOMEM, "cannot download: libcurl did not start");
-		return loaded;
-	}
-	loaded = 1;
-	return 0;
+	if (r < 0)
+		return r;
+	if (!started)
+		started = cu.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 1 :
+			  cvm_err(-ENOMEM, "cannot download: libcurl did not start");
+	return started < 0 ? started : 0;
 }
 
 bool cvm_fetch_supported(const char *url)

@@ -13,6 +13,7 @@
 #include "cudnnvm/activate.h"
 #include "cudnnvm/cli.h"
 #include "cudnnvm/config.h"
+#include "cudnnvm/digest.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
@@ -46,7 +47,7 @@ struct command {
  * This table is also every command's --help (and the man page follows it).
  */
 static const struct command commands[] = {
-	{ "install", cvm_cmd_install, CVM_CMD_WRITE | CVM_CMD_DRYRUN, "install a cuDNN release into the store",
+	{ "install", cvm_cmd_install, CVM_CMD_WRITE | CVM_CMD_DRYRUN | CVM_CMD_HASH, "install a cuDNN release into the store",
 	  "install [VERSION] [--cuda X.Y] [--archive FILE | --bundle FILE|URL] [--sha256 HEX] [--use] [--dry-run] [OPTIONS]",
 	  CUDA_OPT
 	  "  --archive FILE       the archive to install (default: the cache, else the mirror)\n"
@@ -66,13 +67,13 @@ static const struct command commands[] = {
 	  FETCH_OPTS
 	  "VERSION is 9, 9.1, 9.1.1 or 9.1.1.17 (the newest match); left out, .cudnn-version decides.\n",
 	  "cudnnvm install 8.9.7 --cuda 11.8 --archive cudnn-linux-x86_64-8.9.7.29_cuda11-archive.tar.xz" },
-	{ "fetch", cvm_cmd_fetch, CVM_CMD_WRITE, "download an archive into the cache only",
+	{ "fetch", cvm_cmd_fetch, CVM_CMD_WRITE | CVM_CMD_HASH, "download an archive into the cache only",
 	  "fetch VERSION --cuda X.Y [--platform P] [OPTIONS]",
 	  "  --cuda X.Y           the CUDA version the archive is for (required)\n"
 	  "  --platform P         linux-x86_64, linux-sbsa, windows-x86_64... (default: this host)\n"
 	  FETCH_OPTS,
 	  "cudnnvm fetch 9.1 --cuda 12.4" },
-	{ "cache", cvm_cmd_cache, CVM_CMD_WRITE, "the downloaded archives: cache list | cache clean [--all]",
+	{ "cache", cvm_cmd_cache, CVM_CMD_WRITE | CVM_CMD_HASH, "the downloaded archives: cache list | cache clean [--all]",
 	  "cache list | cache clean [--all]",
 	  "  --all                clean: remove every archive, not only those of installed versions\n",
 	  "cudnnvm cache clean" },
@@ -82,7 +83,7 @@ static const struct command commands[] = {
 	  "  --cuda X.Y           only builds for this CUDA major\n"
 	  "  --platform P         --available: builds for this platform (default: this host)\n",
 	  "cudnnvm list --available --cuda 12.4" },
-	{ "verify", cvm_cmd_verify, CVM_CMD_STORE, "re-hash installed files against their record",
+	{ "verify", cvm_cmd_verify, CVM_CMD_STORE | CVM_CMD_HASH, "re-hash installed files against their record",
 	  "verify [VERSION] [--cuda X.Y]",
 	  "  --cuda X.Y           only versions for this CUDA major\n",
 	  "cudnnvm verify 8.9.7" },
@@ -136,7 +137,7 @@ static const struct command commands[] = {
 	  "Writes .cudnn-version here: env, exec, use and install in this folder and below\n"
 	  "take their VERSION from it when none is given.\n",
 	  "cudnnvm local 9.1" },
-	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN, "bring a hand-copied cuDNN under management",
+	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN | CVM_CMD_HASH, "bring a hand-copied cuDNN under management",
 	  "adopt [--cuda X.Y] [--no-ldconfig] [--dry-run]",
 	  CUDA_OPT
 	  "  --no-ldconfig        do not run ldconfig\n"
@@ -158,7 +159,7 @@ static const struct command commands[] = {
 	  "toolkits",
 	  NULL,
 	  "cudnnvm toolkits --json" },
-	{ "export", cvm_cmd_export, CVM_CMD_WRITE, "write an installed version as a store bundle",
+	{ "export", cvm_cmd_export, CVM_CMD_WRITE | CVM_CMD_HASH, "write an installed version as a store bundle",
 	  "export VERSION FILE [--cuda X.Y] [--format tar|tar.zst]",
 	  "  --cuda X.Y           the CUDA major, when VERSION names builds for several\n"
 	  "  --format F           tar or tar.zst (default: tar for a FILE ending in .tar, else tar.zst)\n"
@@ -687,6 +688,12 @@ int main(int argc, char **argv)
 	/* Only where the command takes it: elsewhere its own getopt says it is unknown. */
 	if ((cmd->flags & CVM_CMD_DRYRUN) && wants_dry_run(argc - optind, argv + optind))
 		cvm_plan_set_dry(true);
+	/* Before the store is touched: a missing libcrypto is one error and no change. */
+	if (cmd->flags & CVM_CMD_HASH) {
+		r = cvm_sha256_load();
+		if (r < 0)
+			goto out;
+	}
 	if (cmd->flags & (CVM_CMD_STORE | CVM_CMD_WRITE)) {
 		r = store_paths(&ctx, store_arg, spath, sizeof(spath), sdisplay, sizeof(sdisplay));
 		if (r < 0)

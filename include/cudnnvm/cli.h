@@ -25,6 +25,7 @@ struct cvm_ctx {
 #define CVM_CMD_SYSTEM	(1u << 2)	/* changes what programs load: root, or a writable --root */
 #define CVM_CMD_DRYRUN	(1u << 3)	/* takes --dry-run */
 #define CVM_CMD_NOWIN	(1u << 4)	/* needs activation or the loader: not on Windows yet */
+#define CVM_CMD_HASH	(1u << 5)	/* hashes files: SHA-256 is made ready (libcrypto loaded) first */
 
 /* Each command: 0 or a negative code (its message already printed). */
 int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv);

@@ -14,7 +14,13 @@
 
 struct cvm_sha256;	/* opaque */
 
-/* New context, or NULL on ENOMEM. Free with _free. */
+/*
+ * Makes SHA-256 ready: on Linux, loads libcrypto (digest.c); 0, or
+ * -CVM_E_NOTFOUND after one error naming the library. Called by the commands
+ * that hash before they start; cvm_sha256_new calls it too.
+ */
+int cvm_sha256_load(void);
+/* New context, or NULL (ENOMEM, or libcrypto not loadable). Free with _free. */
 struct cvm_sha256 *cvm_sha256_new(void);
 int cvm_sha256_update(struct cvm_sha256 *c, const void *buf, size_t len);
 /* Writes the digest and resets nothing: free the context afterwards. */

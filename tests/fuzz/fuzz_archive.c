@@ -83,7 +83,8 @@ static size_t read_blocks(struct cvm_archive *a, const struct cvm_entry *e, size
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static char buf[64 << 10];
-	struct cvm_archive_opts o = { 1 + (unsigned)(size % 3), size % 5 == 0 ? 1u << 20 : 0 };
+	struct cvm_archive_opts o = { .threads = 1 + (unsigned)(size % 3),
+				      .memlimit = size % 5 == 0 ? 1u << 20 : 0 };
 	struct cvm_entry_state st;
 	struct cvm_archive *a = NULL;
 	struct cvm_entry e;

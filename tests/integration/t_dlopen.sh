@@ -1,12 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# libarchive and libcurl are loaded when an archive is read or a download
-# starts, not at start-up: the binary does not link them, commands that need
-# neither run without them, and a command that needs one names the missing
-# library in one line and leaves nothing behind. (Test builds:
-# CVM_TEST_LIBARCHIVE / CVM_TEST_LIBCURL name the library to load instead.)
+# libarchive, libcurl and libcrypto are loaded when an archive is read, a
+# download starts or a file is hashed, not at start-up: the binary does not
+# link them, commands that need none run without them, and a command that
+# needs one names the missing library in one line and leaves nothing behind.
+# (Test builds: CVM_TEST_LIBARCHIVE / CVM_TEST_LIBCURL / CVM_TEST_LIBCRYPTO
+# name the library to load instead.)
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=lib_activate.sh
+. "$(dirname "$0")/lib_activate.sh"
 
 MAN=$TEST_TMP/manifests
 A8=$(mkcudnn 8.9.7.29 11 --manifest "$MAN")
@@ -20,8 +23,8 @@ if [ -z "$needed" ]; then
 	not_ok "readelf lists the binary's libraries" "readelf -d printed no NEEDED entry"
 else
 	case " $(echo $needed) " in
-	*libarchive* | *libcurl*) not_ok "the binary links neither libarchive nor libcurl" "$needed" ;;
-	*) ok "the binary links neither libarchive nor libcurl" ;;
+	*libarchive* | *libcurl* | *libcrypto*) not_ok "the binary links none of libarchive, libcurl, libcrypto" "$needed" ;;
+	*) ok "the binary links none of libarchive, libcurl, libcrypto" ;;
 	esac
 fi
 
@@ -53,8 +56,30 @@ cvm --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A8"
 assert_rc 0 "install --archive needs no libcurl"
 assert_versions "$ID8" "the version is installed"
 
-# With the real libraries, both load when needed.
+# Hashing needs libcrypto: the commands that hash say so before they start.
 unset CVM_TEST_LIBCURL
+export CVM_TEST_LIBCRYPTO=$TEST_TMP/none/libcrypto.so.3
+cvm install 8.9.6 --cuda 11.8 --archive "$A8"
+assert_rc 1 "install without a loadable libcrypto exits 1"
+assert_err_contains "cannot compute SHA-256: $TEST_TMP/none/libcrypto.so.3 is not loadable" "the message names the library"
+assert_err_contains "apt-get install libssl3" "and the package that brings it"
+assert_error_line "one error line"
+assert_versions "$ID8" "the installed version is all there is"
+assert_store_clean "no staging is left"
+cvm verify "$ID8"
+assert_rc 1 "verify without a loadable libcrypto exits 1"
+assert_error_line "with one error line"
+# Switching hashes nothing: use, current and list run without it.
+make_toolkits
+cvm use 8.9.7 --cuda 11.8 --no-smoke
+assert_rc 0 "use runs without libcrypto"
+assert_uses "$TK11" 11.8 "$ID8" "and activates the version"
+cvm current
+assert_rc 0 "current runs without libcrypto"
+assert_out_contains "$ID8" "and names the active version"
+unset CVM_TEST_LIBCRYPTO
+
+# With the real libraries, they load when needed.
 new_root
 cvm --manifests "$MAN" --mirror "file://$MIR/" install 8.9.7 --cuda 11.8
 assert_rc 0 "a download loads libcurl and libarchive when it needs them"
