@@ -8,7 +8,7 @@
 # floor (`xz -T0 -dc A > /dev/null`), for a single-block archive (xz -6, one
 # thread, as NVIDIA's are) and a multi-block one (xz -6 -T0). Prints every
 # run as it goes, then a markdown report with the medians (also written to
-# REPORT.md when given).
+# REPORT.md when given), and last the switching benchmark (bench/switch.sh).
 #
 # The archive is packed (tests/fixtures/pack-cudnn.sh) from the real cuDNN of
 # a CUDA toolkit when one is installed (BENCH_SOURCE=DIR, else the first
@@ -355,6 +355,10 @@ rsum = max(float(r[5]) for r in rows if r[1] in inst) / 1024
 print("- peak RSS of the install, largest process, worst run: %.0f MiB (target ≤ 64 MiB): %s; "
       "both processes' peaks added: %.0f MiB (target ≤ 64 MiB): %s" % (rss, verdict(rss <= 64), rsum, verdict(rsum <= 64)))
 EOF
+
+# `use` between two versions, in the same run (bench/switch.sh)
+echo | tee -a "$work/report.md"
+(cd "$top" && bash bench/switch.sh "$cvm" 50) | tee -a "$work/report.md"
 if [ -n "$report" ]; then
 	cp "$work/report.md" "$report"
 	echo "bench: report written to $report" >&2
