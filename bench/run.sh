@@ -205,10 +205,20 @@ for kind in $kinds; do
 		fi
 		profile=$a.profile
 	fi
-	rate=
 	hr
 	printf '%s-block archive: %s (%s bytes, %s blocks)\n' "$kind" "$a" "$(stat -c %s "$a")" "$(blocks "$a")"
 	cat "$a" >/dev/null # in the page cache for every method alike
+	if [ "$kind" = single ]; then
+		# the mirror's pace: the archive in the time xz -dc takes, the median of 3
+		# before the runs (one run's time, slow or fast by chance, skewed it)
+		for _ in 1 2 3; do
+			timed "$work/calib" sh -c 'exec xz -T0 -dc "$1" >/dev/null' sh "$a"
+			cut -d' ' -f1 "$work/calib.time"
+		done >"$work/calib"
+		f=$(sort -n "$work/calib" | sed -n 2p)
+		rate=$(echo "$(stat -L -c %s "$a") $f" | awk '{ printf "%d", $1 / $2 }')
+		printf '  mirror pace: %s bytes/s (xz -dc: %s s, median of 3)\n' "$rate" "$f"
+	fi
 	i=1
 	while [ "$i" -le "$runs" ]; do
 		timed "$work/floor" sh -c 'exec xz -T0 -dc "$1" >/dev/null' sh "$a"
@@ -245,8 +255,6 @@ for kind in $kinds; do
 			"$i" "$f" "$mm" "$c" "$((cm / 1024))" "$(echo "$c $mm" | awk '{ print $1 / $2 }')" \
 			"$(echo "$c $f" | awk '{ print $1 / $2 }')"
 		if [ "$kind" = single ]; then
-			# the mirror's pace: the archive in the time xz -dc takes (the first run's floor)
-			[ -n "$rate" ] || rate=$(echo "$(stat -L -c %s "$a") $f" | awk '{ printf "%d", $1 / $2 }')
 			echo "rate $rate" >"$mir/.mode"
 			timed "$work/download" curl -sf -o /dev/null "$url/cudnn/linux-x86_64/$name"
 			read -r w m <"$work/download.time"
