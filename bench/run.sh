@@ -215,9 +215,9 @@ for kind in $kinds; do
 			timed "$work/calib" sh -c 'exec xz -T0 -dc "$1" >/dev/null' sh "$a"
 			cut -d' ' -f1 "$work/calib.time"
 		done >"$work/calib"
-		f=$(sort -n "$work/calib" | sed -n 2p)
-		rate=$(echo "$(stat -L -c %s "$a") $f" | awk '{ printf "%d", $1 / $2 }')
-		printf '  mirror pace: %s bytes/s (xz -dc: %s s, median of 3)\n' "$rate" "$f"
+		pace=$(sort -n "$work/calib" | sed -n 2p)
+		rate=$(echo "$(stat -L -c %s "$a") $pace" | awk '{ printf "%d", $1 / $2 }')
+		printf '  mirror pace: %s bytes/s (xz -dc: %s s, median of 3)\n' "$rate" "$pace"
 	fi
 	i=1
 	while [ "$i" -le "$runs" ]; do

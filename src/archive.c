@@ -83,7 +83,7 @@ static struct { LA_FUNCS(X) } la;
 
 int cvm_archive_load(void)
 {
-#define X(f) { #f, (void **)&la.f },
+#define X(f) CVM_DYNSYM(la, f),
 	static const struct cvm_dynsym syms[] = { LA_FUNCS(X) };
 #undef X
 	static struct cvm_dynlib lib = {
@@ -91,8 +91,7 @@ int cvm_archive_load(void)
 		.test_env = "CVM_TEST_LIBARCHIVE",
 		.task = "read archives",
 		.hint = "install it (Debian: apt-get install libarchive13)",
-		.syms = syms,
-		.nsyms = sizeof(syms) / sizeof(syms[0]),
+		CVM_DYNSYMS(syms),
 	};
 
 	return cvm_dynlib_load(&lib);

@@ -34,7 +34,7 @@ static struct { EVP_FUNCS(X) } evp;
 
 int cvm_sha256_load(void)
 {
-#define X(f) { #f, (void **)&evp.f },
+#define X(f) CVM_DYNSYM(evp, f),
 	static const struct cvm_dynsym syms[] = { EVP_FUNCS(X) };
 #undef X
 	static struct cvm_dynlib lib = {
@@ -42,8 +42,7 @@ int cvm_sha256_load(void)
 		.test_env = "CVM_TEST_LIBCRYPTO",
 		.task = "compute SHA-256",
 		.hint = "install it (Debian: apt-get install libssl3)",
-		.syms = syms,
-		.nsyms = sizeof(syms) / sizeof(syms[0]),
+		CVM_DYNSYMS(syms),
 	};
 
 	return cvm_dynlib_load(&lib);

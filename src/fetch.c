@@ -65,8 +65,7 @@ static int load_curl(void)
 		.test_env = "CVM_TEST_LIBCURL",
 		.task = "download",
 		.hint = "install it (Debian: apt-get install libcurl4), or give the archive with --archive",
-		.syms = syms,
-		.nsyms = sizeof(syms) / sizeof(syms[0]),
+		CVM_DYNSYMS(syms),
 	};
 	static int started;	/* 0 not tried, 1 ok, < 0 the error */
 	int r = cvm_dynlib_load(&lib);

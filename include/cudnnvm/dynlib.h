@@ -17,6 +17,11 @@ struct cvm_dynsym {
 	void **slot;		/* where its address goes */
 };
 
+/* One entry of a table: the function f, its address into holder.f. */
+#define CVM_DYNSYM(holder, f) { #f, (void **)&(holder).f }
+/* .syms and .nsyms of a struct cvm_dynlib, from a table. */
+#define CVM_DYNSYMS(table) .syms = (table), .nsyms = sizeof(table) / sizeof((table)[0])
+
 struct cvm_dynlib {
 	const char *soname;	/* the major soname: the ABI the library keeps */
 	const char *test_env;	/* test builds: a variable naming another file to load */
