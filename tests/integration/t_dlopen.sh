@@ -59,7 +59,7 @@ assert_versions "$ID8" "the version is installed"
 # Hashing needs libcrypto: the commands that hash say so before they start.
 unset CVM_TEST_LIBCURL
 export CVM_TEST_LIBCRYPTO=$TEST_TMP/none/libcrypto.so.3
-cvm install 8.9.6 --cuda 11.8 --archive "$A8"
+cvm --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A8"
 assert_rc 1 "install without a loadable libcrypto exits 1"
 assert_err_contains "cannot compute SHA-256: $TEST_TMP/none/libcrypto.so.3 is not loadable" "the message names the library"
 assert_err_contains "apt-get install libssl3" "and the package that brings it"
@@ -69,7 +69,7 @@ assert_store_clean "no staging is left"
 cvm verify "$ID8"
 assert_rc 1 "verify without a loadable libcrypto exits 1"
 assert_error_line "with one error line"
-# Switching hashes nothing: use, current and list run without it.
+# Switching hashes nothing: use and current run without it.
 make_toolkits
 cvm use 8.9.7 --cuda 11.8 --no-smoke
 assert_rc 0 "use runs without libcrypto"
