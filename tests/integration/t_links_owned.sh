@@ -164,8 +164,8 @@ for kind in file folder fifo; do
 			"$kind at $n: named in a warning"
 	done
 	case $kind in
-	file) check "$kind: both are still the admin's files" eval 'test "$(cat "$LIB11/libcudnn.so.8" "$LIB11/libcudnn.so.8.9.7")" = "the admin
-the admin"' ;;
+	file) check "$kind: both are still the admin's files" \
+		test "$(cat "$LIB11/libcudnn.so.8" "$LIB11/libcudnn.so.8.9.7")" = "$(printf 'the admin\nthe admin')" ;;
 	folder) check "$kind: both are still folders" test -d "$LIB11/libcudnn.so.8" -a -d "$LIB11/libcudnn.so.8.9.7" ;;
 	fifo) check "$kind: both are still FIFOs" test -p "$LIB11/libcudnn.so.8" -a -p "$LIB11/libcudnn.so.8.9.7" ;;
 	esac
