@@ -72,7 +72,7 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		.store = &ctx->store, .root = ctx->root, .tk = tk, .cuda = cuda,
 		.from = from, .to = to, .no_ldconfig = o->no_ldconfig, .user = ctx->user,
 		.adopt = o->adopt,
-		.files = o->files, .nfiles = o->nfiles,
+		.files = o->files, .nfiles = o->nfiles, .untouched = o->untouched,
 	};
 	bool adopt_again = o->adopt && from && to && !strcmp(from, to);
 	bool journaled = !o->no_journal && !adopt_again &&
@@ -171,14 +171,17 @@ int cvm_activate_repair(struct cvm_ctx *ctx)
 }
 
 int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *to,
-		 const struct cvm_activate_opts *o)
+		 const struct cvm_activate_opts *opts)
 {
 	char cuda[16], from[160];
 	const char *prev, *back_to;
 	bool switched = false, undo_journaled;
-	struct cvm_activate_opts back;
+	struct cvm_activate_opts back, mine = *opts;
+	const struct cvm_activate_opts *o = &mine;
+	size_t untouched = 0;
 	int r;
 
+	mine.untouched = &untouched;
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
 	prev = cvm_active_get(&ctx->store, cuda, from, sizeof(from)) == 0 ? from : NULL;
 	/* A dry adopt's version is not in the store yet: the copy would write its record. */
@@ -188,6 +191,14 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 			return r;
 	}
 	r = do_switch(ctx, tk, cuda, prev, to, o, &switched);
+	if (opts->untouched)
+		*opts->untouched = untouched;
+	/* Each was named: the admin's patch stays, and the smoke test judges what loads now. */
+	if (r == 0 && untouched)
+		cvm_warn("CUDA %s: %zu path%s in the toolkit left as found (named above: not the "
+			 "link%s cudnnvm wrote); %s", cuda, untouched, untouched == 1 ? "" : "s",
+			 untouched == 1 ? "" : "s", to ? "the rest of the switch was made" :
+			 "the rest was removed");
 	/*
 	 * Failed after the switch (the journal, ldconfig): undone, and nothing
 	 * journaled. Re-linking the version already active changed no version:
@@ -221,6 +232,7 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 	back.no_smoke = true;
 	back.adopt = false;
 	back.no_journal = !undo_journaled;
+	back.untouched = NULL;
 	back_to = prev && (!to || strcmp(prev, to)) ? prev : NULL;
 	if (back_to)
 		cvm_warn("putting %s back for CUDA %s", back_to, cuda);

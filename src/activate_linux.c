@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,43 @@ static ssize_t links_find(const struct links *l, const char *path)
 	return -1;
 }
 
+/* Whether l lists path with exactly this body (a link cudnnvm wrote). */
+static bool links_has(const struct links *l, const char *path, const char *body)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->path[i], path) && l->target[i] && body && !strcmp(l->target[i], body))
+			return true;
+	return false;
+}
+
+/* Why text (len bytes) cannot be a line of a record: not UTF-8, a control character; or NULL. */
+static const char *text_refused(const char *text, size_t len)
+{
+	for (size_t i = 0, n; i < len; i += n) {
+		const unsigned char *c = (const unsigned char *)text + i;
+		n = cvm_utf8_len(c);
+		if (!n)
+			return "not UTF-8";
+		if (n == 1 && ((*c < 0x20 && *c != '\t') || *c == 0x7f))
+			return "a control character";
+	}
+	return NULL;
+}
+
+/*
+ * Whether name is one cudnnvm links into the toolkit's sub folder
+ * ("include": cudnn*.h; "lib": libcudnn*), and one its record can hold.
+ */
+static bool cudnn_name(const char *sub, const char *name)
+{
+	bool inc = !strcmp(sub, "include");
+	const char *pre = inc ? "cudnn" : "libcudnn";
+	size_t n = strlen(name);
+
+	return !strncmp(name, pre, strlen(pre)) && !strchr(name, '/') && !strchr(name, '\t') &&
+	       (!inc || !strcmp(name + n - 2, ".h")) && !text_refused(name, n);
+}
+
 static int host_path(const struct cvm_switch *sw, char *buf, size_t len, const char *inner)
 {
 	return cvm_fmt(buf, len, "%s%s", sw->root, inner);
@@ -139,9 +177,7 @@ static int link_body(const struct cvm_switch *sw, const char *dir, const char *s
 /* The links a version needs in this toolkit. */
 static int wanted(const struct cvm_switch *sw, const char *id, struct links *out)
 {
-	static const struct { const char *sub, *prefix; } parts[] = {
-		{ "include", "cudnn" }, { "lib", "libcudnn" },
-	};
+	static const char *const parts[] = { "include", "lib" };
 	char inc[PATH_MAX], lib[PATH_MAX], path[PATH_MAX], body[PATH_MAX], vdir[PATH_MAX];
 	int r;
 
@@ -152,16 +188,15 @@ static int wanted(const struct cvm_switch *sw, const char *id, struct links *out
 		return r;
 	for (size_t i = 0; i < 2 && sw->files; i++) {
 		/* A dry adopt: the names the version would have. */
-		size_t sl = strlen(parts[i].sub);
+		size_t sl = strlen(parts[i]);
 		const char *dir = i ? lib : inc;
 		for (size_t k = 0; k < sw->nfiles && r == 0; k++) {
 			const char *f = sw->files[k];
-			if (strncmp(f, parts[i].sub, sl) || f[sl] != '/' ||
-			    strncmp(f + sl + 1, parts[i].prefix, strlen(parts[i].prefix)))
+			if (strncmp(f, parts[i], sl) || f[sl] != '/' || !cudnn_name(parts[i], f + sl + 1))
 				continue;
 			r = cvm_fmt(path, sizeof(path), "%s/%s", dir, f + sl + 1);
 			if (r == 0)
-				r = link_body(sw, dir, parts[i].sub, f + sl + 1, body, sizeof(body));
+				r = link_body(sw, dir, parts[i], f + sl + 1, body, sizeof(body));
 			if (r == 0)
 				r = links_add(out, path, body);
 		}
@@ -174,23 +209,23 @@ static int wanted(const struct cvm_switch *sw, const char *id, struct links *out
 		const char *dir = i ? lib : inc;
 		int fd;
 
-		r = cvm_fmt(vdir, sizeof(vdir), "versions/%s/%s", id, parts[i].sub);
+		r = cvm_fmt(vdir, sizeof(vdir), "versions/%s/%s", id, parts[i]);
 		if (r < 0)
 			return r;
 		fd = openat(sw->store->fd, vdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd < 0)
-			return cvm_err(-errno, "cannot read %s/%s: %s", id, parts[i].sub, strerror(errno));
+			return cvm_err(-errno, "cannot read %s/%s: %s", id, parts[i], strerror(errno));
 		d = fdopendir(fd);
 		if (!d) {
 			close(fd);
 			return -errno;
 		}
 		while ((de = readdir(d))) {
-			if (strncmp(de->d_name, parts[i].prefix, strlen(parts[i].prefix)))
+			if (!cudnn_name(parts[i], de->d_name))
 				continue;
 			r = cvm_fmt(path, sizeof(path), "%s/%s", dir, de->d_name);
 			if (r == 0)
-				r = link_body(sw, dir, parts[i].sub, de->d_name, body, sizeof(body));
+				r = link_body(sw, dir, parts[i], de->d_name, body, sizeof(body));
 			if (r == 0)
 				r = links_add(out, path, body);
 			if (r < 0)
@@ -203,94 +238,366 @@ static int wanted(const struct cvm_switch *sw, const char *id, struct links *out
 	return 0;
 }
 
+/*
+ * STORE/toolkits/cuda-<X.Y>.links, the record of what cudnnvm made in the
+ * toolkit: one line per link, "<path inside the root>\t<its body>\n". A link
+ * is cudnnvm's only while it is a symlink with exactly a recorded body:
+ * anything else at the path (another body, a file, a folder, a FIFO) is not
+ * replaced or removed. A path is listed with two bodies while a switch
+ * replaces one of ours by another (a store that moved), so that a crash
+ * leaves one that is known. A line of the first format (a path alone)
+ * stands for the body cudnnvm writes there now. The file is cudnnvm's, but
+ * root deletes what it lists: a line is acted on only when it names a
+ * cuDNN file in the toolkit's include or library folder.
+ */
 static int record_name(const struct cvm_switch *sw, char *buf, size_t len)
 {
-	return cvm_fmt(buf, len, "toolkits/cuda-%s.links", sw->cuda);
+	return cvm_fmt(buf, len, "cuda-%s.links", sw->cuda);
 }
 
-/* The links cudnnvm made in this toolkit (a missing record is none). */
-static int read_record(const struct cvm_switch *sw, struct links *out)
+/*
+ * Reads the record into *buf (NULL when there is none; the caller frees).
+ * It must be a regular file of the store's owner that no one else can
+ * write, in a real folder: a symlink, a FIFO (opened without blocking) or
+ * a file another user could edit is refused with -CVM_E_PERM, and why
+ * (whylen bytes) says so, as does any other error.
+ */
+static int record_load(const struct cvm_switch *sw, char **buf, size_t *len, char *why,
+		       size_t whylen)
 {
-	char name[128], *buf = NULL, *line, *save = NULL;
-	int r;
+	char name[64];
+	struct stat st, sst;
+	int dfd, fd = -1, r;
+	size_t n = 0;
 
+	*buf = NULL;
 	r = record_name(sw, name, sizeof(name));
 	if (r < 0)
 		return r;
-	r = cvm_read_file_at(sw->store->fd, name, 16 << 20, &buf, NULL);
-	if (r == -ENOENT)
+	dfd = openat(sw->store->fd, "toolkits", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd >= 0) {
+		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		close(dfd);
+	}
+	if (fd < 0 && errno == ENOENT)
 		return 0;
+	if (fd < 0) {
+		r = errno == ELOOP ? -CVM_E_PERM : -errno;
+		snprintf(why, whylen, "%s", errno == ELOOP ? "it (or its folder) is a symlink" :
+			 strerror(errno));
+		return r;
+	}
+	if (fstat(fd, &st) < 0 || fstat(sw->store->fd, &sst) < 0) {
+		r = -errno;
+		snprintf(why, whylen, "%s", strerror(errno));
+	} else if (!S_ISREG(st.st_mode)) {
+		r = -CVM_E_PERM;
+		snprintf(why, whylen, "it is not a regular file (%s)", S_ISFIFO(st.st_mode) ? "a FIFO" :
+			 S_ISDIR(st.st_mode) ? "a folder" : "a special file");
+	} else if (st.st_uid != sst.st_uid || (st.st_mode & 022)) {
+		r = -CVM_E_PERM;
+		snprintf(why, whylen, "it is %s, so another user could choose what root removes",
+			 st.st_uid != sst.st_uid ? "not owned by the store's owner" :
+			 "writable by its group or others");
+	} else if (st.st_size > 16 << 20) {
+		r = -EFBIG;
+		snprintf(why, whylen, "%s", strerror(EFBIG));
+	} else if (!(*buf = malloc((size_t)st.st_size + 1))) {
+		r = -ENOMEM;
+		snprintf(why, whylen, "%s", strerror(ENOMEM));
+	}
+	while (r == 0 && n < (size_t)st.st_size) {
+		ssize_t k = read(fd, *buf + n, (size_t)st.st_size - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r = -errno;
+			snprintf(why, whylen, "%s", strerror(errno));
+		}
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	if (r < 0 || !*buf) {
+		free(*buf);
+		*buf = NULL;
+		return r < 0 ? r : -EIO;
+	}
+	(*buf)[n] = '\0';
+	*len = n;
+	return 0;
+}
+
+/* The folders a recorded path may be in: the toolkit's include, lib64 and lib, resolved ("" when absent). */
+struct record_dirs {
+	char dir[3][PATH_MAX];
+};
+
+static void record_dirs(const struct cvm_switch *sw, struct record_dirs *d)
+{
+	static const char *const sub[] = { "include", "lib64", "lib" };
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < 3; i++)
+		if (cvm_fmt(p, sizeof(p), "%s/%s", sw->tk->display, sub[i]) < 0 ||
+		    cvm_resolve_in_root(sw->root, p, d->dir[i], sizeof(d->dir[i])) < 0)
+			d->dir[i][0] = '\0';
+}
+
+/*
+ * Why the entry path (and body, NULL for a line of the first format) is
+ * not one cudnnvm could have written, or NULL; *sub gets the folder's kind
+ * ("include" or "lib").
+ */
+static const char *entry_refused(const struct cvm_switch *sw, const struct record_dirs *d,
+				 const char *path, const char *body, const char **sub)
+{
+	const char *name = strrchr(path, '/');
+	char tail[PATH_MAX];
+	size_t dl, bl, tl;
+	int k = -1;
+
+	if (path[0] != '/')
+		return "not an absolute path";
+	for (const char *c = path; *c == '/';) {
+		const char *e = strchrnul(c + 1, '/');
+		size_t n = (size_t)(e - c - 1);
+		if (!n || (n <= 2 && !strncmp(c + 1, "..", n)))
+			return "an empty, '.' or '..' component in the path";
+		c = e;
+	}
+	dl = (size_t)(name - path);
+	for (int i = 0; i < 3 && k < 0; i++)
+		if (d->dir[i][0] && strlen(d->dir[i]) == dl && !strncmp(path, d->dir[i], dl))
+			k = i;
+	if (k < 0)
+		return "not in the toolkit's include or library folder";
+	*sub = k ? "lib" : "include";
+	if (!cudnn_name(*sub, name + 1))
+		return "not named like a cuDNN file (cudnn*.h, libcudnn*)";
+	if (!body)
+		return NULL;
+	bl = strlen(body);
+	if (cvm_fmt(tail, sizeof(tail), "/active/cuda-%s/%s/%s", sw->cuda, *sub, name + 1) < 0 ||
+	    bl < (tl = strlen(tail)) || strcmp(body + bl - tl, tail) || strchr(body, '\t'))
+		return "its link body does not go through the store's active link";
+	return NULL;
+}
+
+/*
+ * One line of the record (NUL-terminated, len bytes, cut in place) into
+ * out; returns why it is refused, or NULL. *r: an error of the adding.
+ */
+static const char *record_line(const struct cvm_switch *sw, const struct record_dirs *d,
+			       char *line, size_t len, struct links *out, int *r)
+{
+	char body[PATH_MAX], *tab, *slash;
+	const char *why = text_refused(line, len), *sub = NULL;
+
+	*r = 0;
+	if (why)
+		return why;
+	tab = strchr(line, '\t');
+	if (tab)
+		*tab++ = '\0';
+	why = entry_refused(sw, d, line, tab, &sub);
+	if (why)
+		return why;
+	if (!tab) {
+		/* The first format: the body cudnnvm writes there now. */
+		slash = strrchr(line, '/');
+		*slash = '\0';
+		*r = link_body(sw, line, sub, slash + 1, body, sizeof(body));
+		*slash = '/';
+		tab = body;
+	}
+	if (*r == 0)
+		*r = links_add(out, line, tab);
+	return NULL;
+}
+
+/* A refused line or record: warned, or kept in notes (doctor's) when given. */
+static int note(struct links *notes, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int note(struct links *notes, const char *fmt, ...)
+{
+	char buf[2 * PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (notes)
+		return links_add(notes, buf, NULL);
+	cvm_warn("%s", buf);
+	return 0;
+}
+
+/*
+ * The links cudnnvm made in this toolkit (a missing record is none). A
+ * line that is not one cudnnvm could have written is refused: warned (or
+ * added to notes) with the file, its number and why, and never acted on.
+ * A record that cannot be trusted at all is an error (-CVM_E_PERM), printed
+ * (or, with notes, noted and 0).
+ */
+static int read_record(const struct cvm_switch *sw, struct links *out, struct links *notes)
+{
+	char shown[PATH_MAX], why[256], text[1024], *buf = NULL;
+	struct record_dirs d;
+	size_t len = 0, no = 0;
+	int r;
+
+	r = cvm_fmt(shown, sizeof(shown), "%s/toolkits/cuda-%s.links", sw->store->display, sw->cuda);
+	if (r == 0)
+		r = record_load(sw, &buf, &len, why, sizeof(why));
+	if (r < 0 && notes)
+		return note(notes, "'%s' cannot be read: %s", cvm_safe(shown), why);
 	if (r < 0)
-		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(sw->store->display), name,
-			       strerror(-r));
-	for (line = strtok_r(buf, "\n", &save); line && r == 0; line = strtok_r(NULL, "\n", &save))
-		if (line[0] == '/')
-			r = links_add(out, line, NULL);
+		return cvm_err(r, "refusing to read '%s': %s; nothing changed (once it is removed, "
+			       "cudnnvm records its links afresh)", cvm_safe(shown), why);
+	record_dirs(sw, &d);
+	for (char *line = buf, *nl; r == 0 && line && line < buf + len; line = nl ? nl + 1 : NULL) {
+		size_t ll;
+		const char *bad;
+		nl = memchr(line, '\n', (size_t)(buf + len - line));
+		ll = nl ? (size_t)(nl - line) : (size_t)(buf + len - line);
+		if (nl)
+			*nl = '\0';
+		no++;
+		snprintf(text, sizeof(text), "%s", cvm_safe(line));
+		bad = !nl ? "the last line is cut short (no newline at its end)" :
+		      !ll ? "an empty line" : record_line(sw, &d, line, ll, out, &r);
+		if (bad)
+			r = note(notes, "'%s', line %zu ('%s'): %s: ignored, nothing is done at the "
+				 "path it names", cvm_safe(shown), no, text, bad);
+	}
 	free(buf);
 	return r;
 }
 
+/*
+ * Writes the record: the entries of a, then those of b (either may be
+ * NULL), each (path, body) once; none at all removes it. An entry the
+ * reader would refuse is never written: -EINVAL, and the caller makes no
+ * link. Errors are printed.
+ */
 static int write_record(const struct cvm_switch *sw, const struct links *a, const struct links *b)
 {
-	char name[128], shown[PATH_MAX], *text = NULL;
+	char name[128], leaf[64], shown[PATH_MAX], *text = NULL;
 	size_t len = 0, cap = 0;
 	int r;
 
-	r = record_name(sw, name, sizeof(name));
+	r = record_name(sw, leaf, sizeof(leaf));
+	if (r == 0)
+		r = cvm_fmt(name, sizeof(name), "toolkits/%s", leaf);
 	if (r == 0)
 		r = cvm_fmt(shown, sizeof(shown), "%s/toolkits", sw->store->display);
-	if (r < 0)
-		return r;
-	r = cvm_do_mkdir_at(sw->store->fd, "toolkits", 0755, shown);
+	if (r == 0)
+		r = cvm_do_mkdir_at(sw->store->fd, "toolkits", 0755, shown);
 	if (r == 0)
 		r = cvm_fmt(shown, sizeof(shown), "%s/%s", sw->store->display, name);
-	if (r < 0)
-		return r;
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 2 && r == 0; k++) {
 		const struct links *l = k ? b : a;
-		for (size_t i = 0; l && i < l->n; i++) {
-			size_t need = strlen(l->path[i]) + 2;
-			if (k && a && links_find(a, l->path[i]) >= 0)
+		for (size_t i = 0; l && i < l->n && r == 0; i++) {
+			const char *p = l->path[i], *t = l->target[i];
+			size_t need = strlen(p) + strlen(t) + 3;
+			bool seen = false;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = !strcmp(l->path[j], p) && !strcmp(l->target[j], t);
+			if (seen || (k && a && links_has(a, p, t)))
 				continue;
-			if (len + need + 1 > cap) {
-				cap = (len + need + 1) * 2;
-				char *t = realloc(text, cap);
-				if (!t) {
-					free(text);
-					return -ENOMEM;
-				}
-				text = t;
+			if (strchr(p, '\t') || strchr(t, '\t') || text_refused(p, strlen(p)) ||
+			    text_refused(t, strlen(t))) {
+				r = cvm_err(-EINVAL, "cannot record the link '%s' -> '%s' in '%s': a tab, a "
+					    "control character or bytes that are not UTF-8; nothing changed",
+					    cvm_safe(p), cvm_safe(t), cvm_safe(shown));
+				goto out;
 			}
-			len += (size_t)sprintf(text + len, "%s\n", l->path[i]);
+			if (len + need > cap) {
+				char *n = realloc(text, (len + need) * 2);
+				if (!n) {
+					r = -ENOMEM;
+					break;
+				}
+				text = n;
+				cap = (len + need) * 2;
+			}
+			len += (size_t)sprintf(text + len, "%s\t%s\n", p, t);
 		}
 	}
-	if (!len) {
-		free(text);
-		return cvm_do_unlink_at(sw->store->fd, name, shown);
-	}
-	r = cvm_do_write_file_at(sw->store->fd, name, text, len, 0644, shown);
+	if (r == 0 && !len)
+		r = cvm_do_unlink_at(sw->store->fd, name, shown);
+	else if (r == 0)
+		r = cvm_do_write_file_at(sw->store->fd, name, text, len, 0644, shown);
+	if (r < 0)
+		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, strerror(-r));
+out:
 	free(text);
 	return r;
 }
 
-/* Whether the object at the in-root path is a symlink with the given body. */
-static int link_state(const struct cvm_switch *sw, const char *path, const char *body)
+/* What is at a path of the toolkit now. */
+struct obj {
+	int st;			/* 0: absent, 1: the link wanted, 2: not a link, 3: another link */
+	mode_t mode;		/* its lstat's */
+	char body[PATH_MAX];	/* a link's body */
+};
+
+/* What is at the in-root path, against the body wanted there (NULL: none): o->st, or -errno. */
+static int link_state(const struct cvm_switch *sw, const char *path, const char *body,
+		      struct obj *o)
 {
-	char host[PATH_MAX], got[PATH_MAX];
+	char host[PATH_MAX];
 	struct stat st;
 	ssize_t k;
 
+	o->st = 0;
+	o->body[0] = '\0';
 	if (host_path(sw, host, sizeof(host), path) < 0)
 		return -ENAMETOOLONG;
 	if (lstat(host, &st) < 0)
-		return errno == ENOENT ? 0 : -errno;	/* 0: absent */
+		return errno == ENOENT ? 0 : -errno;
+	o->mode = st.st_mode;
 	if (!S_ISLNK(st.st_mode))
-		return 2;				/* 2: something else */
-	k = readlink(host, got, sizeof(got) - 1);
+		return o->st = 2;
+	k = readlink(host, o->body, sizeof(o->body) - 1);
 	if (k < 0)
 		return -errno;
-	got[k] = '\0';
-	return body && !strcmp(got, body) ? 1 : 3;	/* 1: ours as wanted, 3: another link */
+	o->body[k] = '\0';
+	return o->st = body && !strcmp(o->body, body) ? 1 : 3;
+}
+
+/* Whether o, at a path the record rec lists, is a link cudnnvm wrote there. */
+static bool is_ours(const struct links *rec, const char *path, const struct obj *o)
+{
+	return o->st != 2 && links_has(rec, path, o->body);
+}
+
+/*
+ * The object o at path, which rec lists as cudnnvm's, is something else
+ * now (the admin's link or file): warned (or noted, for doctor) with what
+ * it is and what cudnnvm wrote; it is never replaced or removed. A switch
+ * counts it in *sw->untouched.
+ */
+static int untouched(const struct cvm_switch *sw, const struct links *rec, const char *path,
+		     const struct obj *o, struct links *notes)
+{
+	ssize_t i = links_find(rec, path);
+	bool link = o->st == 3, file = !link && S_ISREG(o->mode);
+	const char *what = link ? "a link to '" : file ? "a regular file" :
+			   S_ISDIR(o->mode) ? "a folder" : S_ISFIFO(o->mode) ? "a FIFO" :
+			   "a special file";
+	char hint[96] = "";
+
+	if (sw->untouched && !notes)
+		(*sw->untouched)++;
+	if (file)
+		snprintf(hint, sizeof(hint), " (an adopt cut short? 'cudnnvm adopt --cuda %s' "
+			 "finishes it)", sw->cuda);
+	return note(notes, "'%s' is %s%s%s, not the link cudnnvm wrote there (to '%s'): cudnnvm "
+		    "leaves it as it is%s", cvm_safe(path), what, link ? cvm_safe(o->body) : "",
+		    link ? "'" : "", cvm_safe(i >= 0 ? rec->target[i] : "?"), hint);
 }
 
 /*
@@ -448,12 +755,13 @@ static int load(const struct cvm_switch *sw, struct links *want, struct links *h
 {
 	int r = wanted(sw, sw->to, want);
 
-	return r < 0 ? r : read_record(sw, have);
+	return r < 0 ? r : read_record(sw, have, NULL);
 }
 
 static int prepare(const struct cvm_switch *sw)
 {
 	struct links want = { 0 }, have = { 0 };
+	struct obj o;
 	char host[PATH_MAX];
 	const char *conflict = NULL;
 	size_t conflicts = 0;
@@ -466,7 +774,7 @@ static int prepare(const struct cvm_switch *sw)
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < want.n; i++) {
-		int st = link_state(sw, want.path[i], want.target[i]);
+		int st = link_state(sw, want.path[i], want.target[i], &o);
 		if (st < 0) {
 			r = cvm_err(st, "cannot inspect '%s': %s", cvm_safe(want.path[i]), strerror(-st));
 			goto out;
@@ -487,12 +795,10 @@ static int prepare(const struct cvm_switch *sw)
 	}
 	/* Recorded before made: a crash can leave a record of a link not made, never the reverse. */
 	r = write_record(sw, &have, &want);
-	if (r < 0) {
-		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, strerror(-r));
+	if (r < 0)
 		goto out;
-	}
 	for (size_t i = 0; i < want.n; i++) {
-		int st = link_state(sw, want.path[i], want.target[i]);
+		int st = link_state(sw, want.path[i], want.target[i], &o);
 		if (st == 1)
 			continue;
 		r = host_path(sw, host, sizeof(host), want.path[i]);
@@ -504,15 +810,12 @@ static int prepare(const struct cvm_switch *sw)
 			backup(sw, want.path[i]);
 			r = replace_with_link(host, want.target[i], want.path[i]);
 			cvm_fault("adopt-replacing");
-		} else if (r == 0 && st == 3) {
+		} else if (r == 0 && st == 3 && is_ours(&have, want.path[i], &o)) {
 			/* One of ours with another body (a store that moved): replaced atomically. */
 			r = replace_with_link(host, want.target[i], want.path[i]);
-		} else if (r == 0 && st == 2) {
-			/* Recorded as ours but a file now: never overwritten. */
-			r = cvm_err(-CVM_E_CONFLICT, "'%s' is a file, not the link cudnnvm made there "
-				    "(an interrupted adopt?): 'cudnnvm adopt --cuda %s' finishes it",
-				    cvm_safe(want.path[i]), sw->cuda);
-			goto out;
+		} else if (r == 0 && st >= 2) {
+			/* Recorded, but the admin's now (another link, a file): never replaced. */
+			r = untouched(sw, &have, want.path[i], &o, NULL);
 		}
 		if (r < 0) {
 			r = cvm_err(r, "cannot create the link '%s': %s", cvm_safe(want.path[i]),
@@ -716,7 +1019,8 @@ static int update_loader(const struct cvm_switch *sw)
 
 static int finish(const struct cvm_switch *sw)
 {
-	struct links want = { 0 }, have = { 0 };
+	struct links want = { 0 }, have = { 0 }, kept = { 0 };
+	struct obj o;
 	char host[PATH_MAX];
 	int r;
 
@@ -724,45 +1028,78 @@ static int finish(const struct cvm_switch *sw)
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < have.n; i++) {
-		if (links_find(&want, have.path[i]) >= 0)
+		const char *p = have.path[i];
+		if (links_find(&want, p) >= 0 || links_find(&have, p) != (ssize_t)i)
 			continue;
-		/* Only links: a file that took the place of one of ours is not ours. */
-		int st = link_state(sw, have.path[i], NULL);
-		if (st == 2) {
-			cvm_warn("'%s' is no longer a link made by cudnnvm: left as it is",
-				 cvm_safe(have.path[i]));
+		r = link_state(sw, p, NULL, &o);
+		if (r < 0) {
+			r = cvm_err(r, "cannot inspect '%s': %s", cvm_safe(p), strerror(-r));
+			goto out;
+		}
+		if (r == 0)
+			continue;
+		if (!is_ours(&have, p, &o)) {
+			/* Still recorded, so that every switch names it and none takes it for a hand copy. */
+			r = untouched(sw, &have, p, &o, NULL);
+			for (size_t k = i; k < have.n && r == 0; k++)
+				if (!strcmp(have.path[k], p))
+					r = links_add(&kept, p, have.target[k]);
+			if (r < 0)
+				goto out;
 			continue;
 		}
-		if (st == 3 && host_path(sw, host, sizeof(host), have.path[i]) == 0 &&
-		    (r = cvm_do_unlink_at(AT_FDCWD, host, have.path[i])) < 0) {
-			r = cvm_err(r, "cannot remove the link '%s': %s", cvm_safe(have.path[i]),
-				    strerror(-r));
+		r = host_path(sw, host, sizeof(host), p);
+		if (r == 0)
+			r = cvm_do_unlink_at(AT_FDCWD, host, p);
+		if (r < 0) {
+			r = cvm_err(r, "cannot remove the link '%s': %s", cvm_safe(p), strerror(-r));
 			goto out;
 		}
 		cvm_fault("use-unlinking");
 	}
-	r = write_record(sw, NULL, &want);
-	if (r < 0) {
-		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, strerror(-r));
-		goto out;
-	}
-	r = update_loader(sw);
+	r = write_record(sw, &want, &kept);
+	if (r == 0)
+		r = update_loader(sw);
 out:
 	links_free(&want);
 	links_free(&have);
+	links_free(&kept);
 	return r;
 }
 
 static int managed(const struct cvm_switch *sw, char ***paths, size_t *n)
 {
 	struct links have = { 0 };
-	int r = read_record(sw, &have);
+	int r = read_record(sw, &have, NULL);
 
-	free(have.target);
+	cvm_strv_free(have.target, have.n);
 	*paths = r < 0 ? NULL : have.path;
 	*n = r < 0 ? 0 : have.n;
 	if (r < 0)
 		cvm_strv_free(have.path, have.n);
+	return r;
+}
+
+/* doctor: the refused lines of the record, and each recorded path that is not cudnnvm's link now. */
+static int audit(const struct cvm_switch *sw, char ***what, size_t *n)
+{
+	struct links have = { 0 }, notes = { 0 };
+	struct obj o;
+	int r = read_record(sw, &have, &notes);
+
+	for (size_t i = 0; i < have.n && r == 0; i++) {
+		const char *p = have.path[i];
+		if (links_find(&have, p) != (ssize_t)i || link_state(sw, p, NULL, &o) <= 0 ||
+		    is_ours(&have, p, &o))
+			continue;
+		r = untouched(sw, &have, p, &o, &notes);
+	}
+	links_free(&have);
+	free(notes.target);
+	*what = r < 0 ? NULL : notes.path;
+	*n = r < 0 ? 0 : notes.n;
+	if (r < 0)
+		cvm_strv_free(notes.path, notes.n);
 	return r;
 }
 
@@ -771,6 +1108,7 @@ static const struct cvm_backend linux_backend = {
 	.prepare = prepare,
 	.finish = finish,
 	.managed = managed,
+	.audit = audit,
 	.dirs = toolkit_dirs,
 };
 

@@ -370,7 +370,11 @@ static int dirs(const struct cvm_switch *sw, char *inc, char *lib, size_t len)
 
 const struct cvm_backend *cvm_backend(void)
 {
-	static const struct cvm_backend windows = { "windows", prepare, finish, managed, dirs };
+	/* No audit: nothing of ours is in the toolkit (PATH and a junction instead). */
+	static const struct cvm_backend windows = {
+		.name = "windows", .prepare = prepare, .finish = finish, .managed = managed,
+		.dirs = dirs,
+	};
 
 	return &windows;
 }

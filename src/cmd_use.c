@@ -27,6 +27,7 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	struct cvm_toolkit tk = { 0 };
 	const char *cuda_arg = NULL, *spec;
 	char cuda[16], id[160], before[160], pin[160];
+	size_t untouched = 0;
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -52,6 +53,7 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 		goto out;
 	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
 		before[0] = '\0';
+	o.untouched = &untouched;
 	r = cvm_activate(ctx, &tk, id, &o);
 	if (r < 0)
 		goto out;
@@ -63,6 +65,10 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 		cvm_json_set(j, "previous", cvm_json_string(before[0] ? before : NULL));
 		r = cvm_json_print(j);
 		cvm_json_free(j);
+	} else if (!strcmp(before, id) && untouched) {
+		cvm_info("%s was already active for CUDA %s (%s); its links were checked: %zu "
+			 "path%s left as found, not cudnnvm's (named above)", id, cuda, tk.display,
+			 untouched, untouched == 1 ? "" : "s");
 	} else if (!strcmp(before, id)) {
 		cvm_info("%s was already active for CUDA %s (%s); its links are in order", id, cuda,
 			 tk.display);

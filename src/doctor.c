@@ -364,6 +364,32 @@ static void check_copy(struct report *rp, const struct copy *c)
 			"there", d, missing, c->major);
 }
 
+/*
+ * The links the backend recorded in the toolkit of an active version: a
+ * line of its record it refuses, a recorded link that is something else now.
+ */
+static void check_links(struct report *rp, const struct cvm_toolkit *tk, const char *cuda,
+			const char *id)
+{
+	const struct cvm_backend *be = cvm_backend();
+	struct cvm_switch sw = { .store = &rp->ctx->store, .root = rp->ctx->root, .tk = tk,
+				 .cuda = cuda, .to = id };
+	char **what = NULL;
+	size_t n = 0;
+
+	if (!be->audit)
+		return;
+	if (be->audit(&sw, &what, &n) < 0) {
+		unchecked(rp, "the links cudnnvm recorded in the toolkit", "cannot read them");
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		problem(rp, "cudnnvm leaves what it did not write as it is: remove it to have "
+			"'cudnnvm use' put its link back (a refused line of the record is dropped by "
+			"the next 'cudnnvm use')", "CUDA %s: %s", cuda, what[i]);
+	cvm_strv_free(what, n);
+}
+
 /* Which copy a program built against tk would load, in the loader's order. */
 static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_json *jt)
 {
@@ -446,6 +472,7 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 			chosen->cudart / 1000, cuda);
 	/* A managed toolkit must be in the loader configuration, and the cache must know it. */
 	if (rp->ctx->store_open && cvm_active_get(&rp->ctx->store, cuda, id, sizeof(id)) == 0) {
+		check_links(rp, tk, cuda, id);
 		snprintf(conf, sizeof(conf), "%s/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf", rp->ctx->root,
 			 cuda);
 		if (access(conf, F_OK) < 0)

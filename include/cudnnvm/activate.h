@@ -37,6 +37,12 @@ struct cvm_switch {
 	 */
 	char *const *files;
 	size_t nfiles;
+	/*
+	 * Linux: each path the record lists as cudnnvm's link that is
+	 * something else now (the admin's link or file) is left as it is,
+	 * warned, and counted here (when not NULL).
+	 */
+	size_t *untouched;
 };
 
 struct cvm_backend {
@@ -55,6 +61,13 @@ struct cvm_backend {
 	int (*managed)(const struct cvm_switch *sw, char ***paths, size_t *n);
 	/* The toolkit's real include and library folders, as seen inside the root. */
 	int (*dirs)(const struct cvm_switch *sw, char *inc, char *lib, size_t len);
+	/*
+	 * For doctor (NULL where nothing of ours is in the toolkit): one
+	 * message per problem with what the backend recorded (a line of the
+	 * record it refuses, a recorded link the admin replaced), nothing
+	 * printed; 0 or -errno. Free with cvm_strv_free.
+	 */
+	int (*audit)(const struct cvm_switch *sw, char ***what, size_t *n);
 };
 
 /* The backend of this platform. */
@@ -68,6 +81,7 @@ struct cvm_activate_opts {
 	char *const *files;		/* see struct cvm_switch */
 	size_t nfiles;
 	bool no_journal;		/* the undoing of a switch that was never journaled */
+	size_t *untouched;		/* out, or NULL: paths left as they are (cvm_switch) */
 	int argc;			/* the command line, for the journal */
 	char **argv;
 };
@@ -81,7 +95,10 @@ void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len);
  * the previous version back (-CVM_E_SMOKE). to's record is read first (a
  * missing or broken one changes nothing); any error after the switch (the
  * journal, the smoke test) also puts the previous version back. Idempotent: activating the
- * active version repairs what a crash may have left.
+ * active version repairs what a crash may have left. A path of the toolkit that the
+ * record lists but that is not cudnnvm's link any more is left as it is and named;
+ * the rest of the switch is made (and the smoke test judges it), then one warning
+ * counts them; o->untouched, when set, gets the count.
  */
 int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *to,
 		 const struct cvm_activate_opts *o);

@@ -160,7 +160,15 @@ def problems(root, store, tk, cuda, vid):
     except FileNotFoundError:
         print("no " + lf)
         return
-    listed = sorted(os.path.join(os.path.realpath(root + os.path.dirname(l)), os.path.basename(l)) for l in lines)
+    entries = [l.split("\t") for l in lines]
+    for e in entries:
+        if len(e) != 2:
+            print("%s: a line is not '<path>TAB<body>': %r" % (lf, e))
+            continue
+        p = os.path.join(os.path.realpath(root + os.path.dirname(e[0])), os.path.basename(e[0]))
+        if os.path.islink(p) and os.readlink(p) != e[1]:
+            print("%s records %s -> %s, but the link is -> %s" % (lf, e[0], e[1], os.readlink(p)))
+    listed = sorted(os.path.join(os.path.realpath(root + os.path.dirname(e[0])), os.path.basename(e[0])) for e in entries)
     made = sorted(path(tk, n) for n in have)
     for x in sorted(set(listed) - set(made)):
         print("%s lists what is not in the toolkit: %s" % (lf, x))

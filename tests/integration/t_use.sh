@@ -35,10 +35,12 @@ assert_symlink "$TK11/include/cudnn.h" ../../../../opt/cudnnvm/active/cuda-11.8/
 	"include/cudnn.h -> ../../../../opt/cudnnvm/active/cuda-11.8/include/cudnn.h"
 check "readlink -f lib64/libcudnn.so.8 is versions/$ID897/lib/libcudnn.so.8.9.7" \
 	test "$(readlink -f "$LIB11/libcudnn.so.8")" = "$(readlink -f "$STORE/versions/$ID897/lib/libcudnn.so.8.9.7")"
-check "the links file names lib64/libcudnn.so.8 as seen inside the root" \
-	grep -qx /usr/local/cuda-11.8/lib64/libcudnn.so.8 "$STORE/toolkits/cuda-11.8.links"
-check "the links file names include/cudnn.h as seen inside the root" \
-	grep -qx /usr/local/cuda-11.8/include/cudnn.h "$STORE/toolkits/cuda-11.8.links"
+check "the links file names lib64/libcudnn.so.8 as seen inside the root, with the body written" \
+	grep -qxF "$(printf '/usr/local/cuda-11.8/lib64/libcudnn.so.8\t../../../../opt/cudnnvm/active/cuda-11.8/lib/libcudnn.so.8')" \
+	"$STORE/toolkits/cuda-11.8.links"
+check "the links file names include/cudnn.h as seen inside the root, with the body written" \
+	grep -qxF "$(printf '/usr/local/cuda-11.8/include/cudnn.h\t../../../../opt/cudnnvm/active/cuda-11.8/include/cudnn.h')" \
+	"$STORE/toolkits/cuda-11.8.links"
 assert_file "$ROOT/etc/ld.so.conf.d/cudnnvm-cuda-11.8.conf" "etc/ld.so.conf.d/cudnnvm-cuda-11.8.conf written"
 check "the conf file names /opt/cudnnvm/active/cuda-11.8/lib (inside the root)" \
 	grep -qx /opt/cudnnvm/active/cuda-11.8/lib "$ROOT/etc/ld.so.conf.d/cudnnvm-cuda-11.8.conf"
