@@ -217,12 +217,12 @@ static int read_record(const struct cvm_switch *sw, struct links *out)
 	r = record_name(sw, name, sizeof(name));
 	if (r < 0)
 		return r;
-	r = cvm_read_file_at(sw->store->fd, name, 16 << 20, &buf, NULL);
+	r = cvm_read_regular_at(sw->store->fd, name, O_NOFOLLOW, 16 << 20, &buf, NULL);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
 		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(sw->store->display), name,
-			       strerror(-r));
+			       cvm_strerror(r));
 	for (line = strtok_r(buf, "\n", &save); line && r == 0; line = strtok_r(NULL, "\n", &save))
 		if (line[0] == '/')
 			r = links_add(out, line, NULL);
@@ -420,6 +420,24 @@ static int check_write_dir(const struct cvm_switch *sw, const char *inner, const
 	return 0;
 }
 
+/*
+ * ld.so.conf.d/cudnnvm-cuda-X.Y.conf is absent or a regular file (ours): a
+ * FIFO there would hang the read, a link or anything else is not ours to
+ * replace. 0, or -CVM_E_NOTREG (printed).
+ */
+static int loader_file_ok(const struct cvm_switch *sw)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (cvm_fmt(path, sizeof(path), "%s/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf", sw->root,
+		    sw->cuda) < 0 || lstat(path, &st) < 0 || S_ISREG(st.st_mode))
+		return 0;
+	return cvm_err(-CVM_E_NOTREG, "'/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf': not a regular file "
+		       "(left as it is; nothing changed): remove it, and the next switch writes it",
+		       sw->cuda);
+}
+
 /* Every folder a switch of this toolkit writes into, checked before anything changes. */
 static int check_write_dirs(const struct cvm_switch *sw)
 {
@@ -440,7 +458,7 @@ static int check_write_dirs(const struct cvm_switch *sw)
 		r = check_write_dir(sw, p, sw->tk->display);
 	if (r == 0)
 		r = check_write_dir(sw, "/etc/ld.so.conf.d", NULL);
-	return r;
+	return r < 0 ? r : loader_file_ok(sw);
 }
 
 /* What the new version needs, and what the record says cudnnvm made. */
@@ -488,7 +506,7 @@ static int prepare(const struct cvm_switch *sw)
 	/* Recorded before made: a crash can leave a record of a link not made, never the reverse. */
 	r = write_record(sw, &have, &want);
 	if (r < 0) {
-		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, strerror(-r));
+		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, cvm_strerror(r));
 		goto out;
 	}
 	for (size_t i = 0; i < want.n; i++) {
@@ -680,10 +698,16 @@ static int update_loader(const struct cvm_switch *sw)
 	if (dfd < 0 && !(r == 0 && errno == ENOENT && cvm_plan_dry()))
 		return cvm_err(r < 0 ? r : -errno, "cannot open '%s/etc/ld.so.conf.d': %s",
 			       cvm_safe(sw->root), strerror(r < 0 ? -r : errno));
-	if (dfd < 0 || cvm_read_file_at(dfd, name, 1 << 16, &have, NULL) < 0)
+	r = loader_file_ok(sw);
+	if (r == 0 && dfd >= 0 && cvm_read_regular_at(dfd, name, O_NOFOLLOW, 1 << 16, &have, NULL) < 0)
 		have = NULL;
 	if (cvm_fmt(shown, sizeof(shown), "/etc/ld.so.conf.d/%s", name) < 0)
 		shown[0] = '\0';
+	if (r < 0) {
+		if (dfd >= 0)
+			close(dfd);
+		return r;
+	}
 	if (sw->to && *sw->to) {
 		if (!have || strcmp(have, want)) {
 			r = cvm_do_write_file_at(dfd, name, want, strlen(want), 0644, shown);
@@ -697,7 +721,7 @@ static int update_loader(const struct cvm_switch *sw)
 	if (dfd >= 0)
 		close(dfd);
 	if (r < 0)
-		return cvm_err(r, "cannot write '/etc/ld.so.conf.d/%s': %s", name, strerror(-r));
+		return cvm_err(r, "cannot write '/etc/ld.so.conf.d/%s': %s", name, cvm_strerror(r));
 	sonames(sw, sw->from, before, sizeof(before));
 	sonames(sw, sw->to, after, sizeof(after));
 	if (after[0])
@@ -743,7 +767,7 @@ static int finish(const struct cvm_switch *sw)
 	}
 	r = write_record(sw, NULL, &want);
 	if (r < 0) {
-		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, strerror(-r));
+		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, cvm_strerror(r));
 		goto out;
 	}
 	r = update_loader(sw);

@@ -480,9 +480,9 @@ static int hash_given(const struct install *in, char *got)
 	uint64_t n;
 	int fd, r;
 
-	fd = open(in->archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = cvm_open_regular(AT_FDCWD, in->archive, O_RDONLY, 0);
 	if (fd < 0)
-		return cvm_err(-errno, "cannot open '%s': %s", cvm_safe(in->archive), strerror(errno));
+		return cvm_err(fd, "cannot open '%s': %s", cvm_safe(in->archive), cvm_strerror(fd));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in->archive));
 		goto out;
@@ -917,9 +917,9 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 
 	/* One descriptor from here on: what is hashed is what is extracted. */
 	if (fd < 0)
-		fd = open(in->archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = cvm_open_regular(AT_FDCWD, in->archive, O_RDONLY, 0);
 	if (fd < 0) {
-		r = cvm_err(-errno, "cannot open '%s': %s", cvm_safe(in->archive), strerror(errno));
+		r = cvm_err(fd, "cannot open '%s': %s", cvm_safe(in->archive), cvm_strerror(fd));
 		goto out;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

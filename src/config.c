@@ -10,6 +10,7 @@
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/trust.h"
 
 static const char *trim(const char *s, const char *e, const char **end)
 {
@@ -103,6 +104,16 @@ static void check_keys(const char *text, size_t len)
 	}
 }
 
+/* Whether ROOT/etc/cudnnvm.conf (path) may decide: trust.h's rule, asked once per run. */
+static bool obeyed(const char *path)
+{
+	static int verdict = -1;
+
+	if (verdict < 0)
+		verdict = cvm_trust_obey(path, "/etc/cudnnvm.conf", NULL, "the configuration file") == 0;
+	return verdict;
+}
+
 int cvm_config_get(const char *root, const char *key, char *val, size_t vlen)
 {
 	char path[4096], *text = NULL;
@@ -116,7 +127,12 @@ int cvm_config_get(const char *root, const char *key, char *val, size_t vlen)
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
-		return cvm_err(r, "cannot read '/etc/cudnnvm.conf': %s", strerror(-r));
+		return cvm_err(r, "cannot read '/etc/cudnnvm.conf': %s", cvm_strerror(r));
+	/* Another user's words never decide: as if there were no file (said once). */
+	if (!obeyed(path)) {
+		free(text);
+		return 0;
+	}
 	r = cvm_config_parse(text, len, key, val, vlen, &line);
 	if (r >= 0)
 		check_keys(text, len);

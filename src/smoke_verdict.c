@@ -275,6 +275,6 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 			       res == CVM_SMOKE_FAILED && !before ? cvm_err_first() : NULL);
 	if (k < 0)
 		cvm_verbose("cannot record the smoke test of %s in %s/smoke: %s", id,
-			    ctx->store.display, strerror(-k));
+			    ctx->store.display, cvm_strerror(k));
 	return r;
 }

@@ -9,6 +9,12 @@
  * default toolkit, before /usr/local/cuda, toolkit.c); modules, modules_format
  * (the modulefiles tree rewritten after install and uninstall, cmd_modulefiles.c). An unknown key is warned about once
  * (file and line; a typo, or a newer cudnnvm's key) and otherwise ignored.
+ * A file that another user could have written (trust.h: owned by neither
+ * root nor the caller, writable by others, or in a folder they can change)
+ * is ignored as a whole, with one warning naming it, its owner and mode: as
+ * if there were none. A FIFO or anything but a regular file is an error.
+ *
+ * The environment's numbers are parsed here too, as strictly as options.
  */
 #include <stddef.h>
 
