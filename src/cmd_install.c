@@ -20,6 +20,7 @@
 #include "cudnnvm/bundle.h"
 #include "cudnnvm/cache.h"
 #include "cudnnvm/cli.h"
+#include "cudnnvm/config.h"
 #include "cudnnvm/confine.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/digest.h"
@@ -118,12 +119,13 @@ static int parse(struct install *in, int argc, char **argv)
 	};
 	uint8_t bin[CVM_SHA256_LEN];
 	const char *env;
+	long jobs;
 	int c, minor, r;
 
 	/* The defaults of --jobs and --verify-first can come from the environment. */
-	env = getenv("CUDNNVM_JOBS");
-	if (env && *env && parse_jobs("CUDNNVM_JOBS", env, &in->jobs) < 0)
+	if (cvm_config_env_number("CUDNNVM_JOBS", 0, &jobs) < 0)
 		return -CVM_E_USAGE;
+	in->jobs = (unsigned)jobs;
 	env = getenv("CUDNNVM_VERIFY_FIRST");
 	in->verify_first = env && *env && strcmp(env, "0");
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {

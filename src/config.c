@@ -141,3 +141,59 @@ int cvm_config_get(const char *root, const char *key, char *val, size_t vlen)
 		return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf' line %d: expected 'key = value'", line);
 	return r;
 }
+
+int cvm_number_parse(const char *s, long min, long max, long *out)
+{
+	const char *p = s;
+	char *end;
+	long v;
+
+	if (*p == '-' && min < 0)
+		p++;
+	if (*p < '0' || *p > '9')
+		return -CVM_E_USAGE;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -CVM_E_USAGE;
+	*out = v;
+	return 0;
+}
+
+/* The numbers cudnnvm reads from the environment, and their bounds (the man page's ENVIRONMENT). */
+static const struct env_number {
+	const char *name;
+	long min, max;
+	const char *unit;
+} env_numbers[] = {
+	/* A day: a smoke test that takes longer is hung; the bound keeps ms in range everywhere. */
+	{ "CUDNNVM_SMOKE_TIMEOUT", 1, 86400, "seconds" },
+	{ "CUDNNVM_JOBS", 1, 256, "decoder threads" },
+};
+
+int cvm_config_env_number(const char *name, long dflt, long *out)
+{
+	const struct env_number *n = NULL;
+	const char *v = getenv(name);
+
+	for (size_t i = 0; i < sizeof(env_numbers) / sizeof(env_numbers[0]); i++)
+		if (!strcmp(env_numbers[i].name, name))
+			n = &env_numbers[i];
+	*out = dflt;
+	if (!n || !v || !*v)
+		return 0;
+	if (cvm_number_parse(v, n->min, n->max, out) < 0)
+		return cvm_err(-CVM_E_USAGE, "%s '%s': expected a whole number from %ld to %ld (%s)",
+			       name, cvm_safe(v), n->min, n->max, n->unit);
+	return 0;
+}
+
+int cvm_config_env_check(void)
+{
+	long v;
+
+	for (size_t i = 0; i < sizeof(env_numbers) / sizeof(env_numbers[0]); i++)
+		if (cvm_config_env_number(env_numbers[i].name, 0, &v) < 0)
+			return -CVM_E_USAGE;
+	return 0;
+}
