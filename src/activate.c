@@ -166,7 +166,7 @@ int cvm_activate_repair(struct cvm_ctx *ctx)
 
 	if (r < 0)
 		cvm_warn("cannot bring the activation journal in line with the active links: %s",
-			 strerror(-r));
+			 cvm_strerror(r));
 	return r;
 }
 

@@ -268,65 +268,38 @@ static int record_load(const struct cvm_switch *sw, char **buf, size_t *len, cha
 	char name[64];
 	struct stat st, sst;
 	int dfd, fd = -1, r;
-	size_t n = 0;
 
 	*buf = NULL;
 	r = record_name(sw, name, sizeof(name));
 	if (r < 0)
 		return r;
 	dfd = openat(sw->store->fd, "toolkits", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (dfd >= 0) {
-		fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (dfd < 0 && errno == ENOENT)
+		return 0;
+	fd = dfd < 0 ? -errno : cvm_open_regular(dfd, name, O_RDONLY | O_NOFOLLOW, 0);
+	if (dfd >= 0)
 		close(dfd);
-	}
-	if (fd < 0 && errno == ENOENT)
+	if (fd == -ENOENT)
 		return 0;
 	if (fd < 0) {
-		r = errno == ELOOP ? -CVM_E_PERM : -errno;
-		snprintf(why, whylen, "%s", errno == ELOOP ? "it (or its folder) is a symlink" :
-			 strerror(errno));
-		return r;
+		snprintf(why, whylen, "%s", fd == -ELOOP ? "its folder is a symlink" : cvm_strerror(fd));
+		return fd == -ELOOP || fd == -CVM_E_NOTREG ? -CVM_E_PERM : fd;
 	}
 	if (fstat(fd, &st) < 0 || fstat(sw->store->fd, &sst) < 0) {
 		r = -errno;
 		snprintf(why, whylen, "%s", strerror(errno));
-	} else if (!S_ISREG(st.st_mode)) {
-		r = -CVM_E_PERM;
-		snprintf(why, whylen, "it is not a regular file (%s)", S_ISFIFO(st.st_mode) ? "a FIFO" :
-			 S_ISDIR(st.st_mode) ? "a folder" : "a special file");
 	} else if (st.st_uid != sst.st_uid || (st.st_mode & 022)) {
 		r = -CVM_E_PERM;
 		snprintf(why, whylen, "it is %s, so another user could choose what root removes",
 			 st.st_uid != sst.st_uid ? "not owned by the store's owner" :
 			 "writable by its group or others");
-	} else if (st.st_size > 16 << 20) {
-		r = -EFBIG;
-		snprintf(why, whylen, "%s", strerror(EFBIG));
-	} else if (!(*buf = malloc((size_t)st.st_size + 1))) {
-		r = -ENOMEM;
-		snprintf(why, whylen, "%s", strerror(ENOMEM));
-	}
-	while (r == 0 && n < (size_t)st.st_size) {
-		ssize_t k = read(fd, *buf + n, (size_t)st.st_size - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r = -errno;
-			snprintf(why, whylen, "%s", strerror(errno));
-		}
-		if (k <= 0)
-			break;
-		n += (size_t)k;
+	} else {
+		r = cvm_read_fd(fd, 16 << 20, buf, len);
+		if (r < 0)
+			snprintf(why, whylen, "%s", cvm_strerror(r));
 	}
 	close(fd);
-	if (r < 0 || !*buf) {
-		free(*buf);
-		*buf = NULL;
-		return r < 0 ? r : -EIO;
-	}
-	(*buf)[n] = '\0';
-	*len = n;
-	return 0;
+	return r;
 }
 
 /* The folders a recorded path may be in: the toolkit's include, lib64 and lib, resolved ("" when absent). */
@@ -531,7 +504,7 @@ static int write_record(const struct cvm_switch *sw, const struct links *a, cons
 	else if (r == 0)
 		r = cvm_do_write_file_at(sw->store->fd, name, text, len, 0644, shown);
 	if (r < 0)
-		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, strerror(-r));
+		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, cvm_strerror(r));
 out:
 	free(text);
 	return r;
@@ -727,6 +700,24 @@ static int check_write_dir(const struct cvm_switch *sw, const char *inner, const
 	return 0;
 }
 
+/*
+ * ld.so.conf.d/cudnnvm-cuda-X.Y.conf is absent or a regular file (ours): a
+ * FIFO there would hang the read, a link or anything else is not ours to
+ * replace. 0, or -CVM_E_NOTREG (printed).
+ */
+static int loader_file_ok(const struct cvm_switch *sw)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (cvm_fmt(path, sizeof(path), "%s/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf", sw->root,
+		    sw->cuda) < 0 || lstat(path, &st) < 0 || S_ISREG(st.st_mode))
+		return 0;
+	return cvm_err(-CVM_E_NOTREG, "'/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf': not a regular file "
+		       "(left as it is; nothing changed): remove it, and the next switch writes it",
+		       sw->cuda);
+}
+
 /* Every folder a switch of this toolkit writes into, checked before anything changes. */
 static int check_write_dirs(const struct cvm_switch *sw)
 {
@@ -747,7 +738,7 @@ static int check_write_dirs(const struct cvm_switch *sw)
 		r = check_write_dir(sw, p, sw->tk->display);
 	if (r == 0)
 		r = check_write_dir(sw, "/etc/ld.so.conf.d", NULL);
-	return r;
+	return r < 0 ? r : loader_file_ok(sw);
 }
 
 /* What the new version needs, and what the record says cudnnvm made. */
@@ -983,10 +974,16 @@ static int update_loader(const struct cvm_switch *sw)
 	if (dfd < 0 && !(r == 0 && errno == ENOENT && cvm_plan_dry()))
 		return cvm_err(r < 0 ? r : -errno, "cannot open '%s/etc/ld.so.conf.d': %s",
 			       cvm_safe(sw->root), strerror(r < 0 ? -r : errno));
-	if (dfd < 0 || cvm_read_file_at(dfd, name, 1 << 16, &have, NULL) < 0)
+	r = loader_file_ok(sw);
+	if (r == 0 && dfd >= 0 && cvm_read_regular_at(dfd, name, O_NOFOLLOW, 1 << 16, &have, NULL) < 0)
 		have = NULL;
 	if (cvm_fmt(shown, sizeof(shown), "/etc/ld.so.conf.d/%s", name) < 0)
 		shown[0] = '\0';
+	if (r < 0) {
+		if (dfd >= 0)
+			close(dfd);
+		return r;
+	}
 	if (sw->to && *sw->to) {
 		if (!have || strcmp(have, want)) {
 			r = cvm_do_write_file_at(dfd, name, want, strlen(want), 0644, shown);
@@ -1000,7 +997,7 @@ static int update_loader(const struct cvm_switch *sw)
 	if (dfd >= 0)
 		close(dfd);
 	if (r < 0)
-		return cvm_err(r, "cannot write '/etc/ld.so.conf.d/%s': %s", name, strerror(-r));
+		return cvm_err(r, "cannot write '/etc/ld.so.conf.d/%s': %s", name, cvm_strerror(r));
 	sonames(sw, sw->from, before, sizeof(before));
 	sonames(sw, sw->to, after, sizeof(after));
 	if (after[0])

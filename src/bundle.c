@@ -82,10 +82,10 @@ static int add_file(struct cvm_archive_writer *w, int vfd, const char *id, const
 	r = cvm_fmt(name, sizeof(name), "%s/%s", id, f->path);
 	if (r < 0)
 		return r;
-	fd = openat(vfd, f->path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	fd = cvm_open_regular(vfd, f->path, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return cvm_err(-CVM_E_INTEGRITY, "%s is damaged: cannot open %s: %s (run 'cudnnvm "
-			       "verify %s')", id, f->path, strerror(errno), id);
+			       "verify %s')", id, f->path, cvm_strerror(fd), id);
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return cvm_err(-CVM_E_INTEGRITY, "%s is damaged: %s is not a regular file (run "
@@ -134,10 +134,10 @@ static int write_bundle(struct cvm_archive_writer *w, int vfd, const char *id,
 		size_t len = 0;
 
 		snprintf(rel, sizeof(rel), ".cudnnvm/%s", meta_files[i]);
-		r = cvm_read_file_at(vfd, rel, 64 << 20, &buf, &len);
+		r = cvm_read_regular_at(vfd, rel, O_NOFOLLOW, 64 << 20, &buf, &len);
 		if (r < 0) {
 			r = cvm_err(-CVM_E_INTEGRITY, "%s is damaged: cannot read %s: %s", id, rel,
-				    strerror(-r));
+				    cvm_strerror(r));
 			break;
 		}
 		r = cvm_fmt(name, sizeof(name), "%s/%s", id, rel);
@@ -278,9 +278,9 @@ static int open_bundle(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o, cha
 	*verified = *fetched = false;
 	if (!cvm_fetch_supported(o->bundle)) {
 		snprintf(path, len, "%s", o->bundle);
-		fd = open(o->bundle, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = cvm_open_regular(AT_FDCWD, o->bundle, O_RDONLY, 0);
 		if (fd < 0)
-			return cvm_err(-errno, "cannot open '%s': %s", cvm_safe(o->bundle), strerror(errno));
+			return cvm_err(fd, "cannot open '%s': %s", cvm_safe(o->bundle), cvm_strerror(fd));
 		return fd;
 	}
 	if (!o->sha256 && !o->archive_sha256)

@@ -71,14 +71,14 @@ int cvm_cache_open(struct cvm_ctx *ctx, const struct cvm_build *b, bool offline,
 	if (r < 0)
 		goto out;
 	if (!fresh && dfd >= 0) {
-		fd = openat(dfd, b->file_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
+		fd = cvm_open_regular(dfd, b->file_name, O_RDONLY | O_NOFOLLOW, 0);
 		if (fd >= 0) {
 			cvm_verbose("using the cached %s", path);
 			r = fd;
 			goto out;
 		}
-		if (errno != ENOENT) {
-			r = cvm_err(-errno, "cannot open '%s': %s", cvm_safe(path), strerror(errno));
+		if (fd != -ENOENT) {
+			r = cvm_err(fd, "cannot open '%s': %s", cvm_safe(path), cvm_strerror(fd));
 			goto out;
 		}
 	}

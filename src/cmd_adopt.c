@@ -146,9 +146,9 @@ static int copy_one(const char *src, int sfd, const char *rel, struct cvm_fileli
 			return cvm_filelist_add(files, rel, body, NULL, 0, 0777);
 		}
 	}
-	in = open(src, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	in = cvm_open_regular(AT_FDCWD, src, O_RDONLY, 0);
 	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = in < 0 ? -errno : -EINVAL;
+		r = in < 0 ? in : -EINVAL;
 		goto out;
 	}
 	out = openat(sfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);

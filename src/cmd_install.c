@@ -20,6 +20,7 @@
 #include "cudnnvm/bundle.h"
 #include "cudnnvm/cache.h"
 #include "cudnnvm/cli.h"
+#include "cudnnvm/config.h"
 #include "cudnnvm/confine.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/digest.h"
@@ -118,12 +119,13 @@ static int parse(struct install *in, int argc, char **argv)
 	};
 	uint8_t bin[CVM_SHA256_LEN];
 	const char *env;
+	long jobs;
 	int c, minor, r;
 
 	/* The defaults of --jobs and --verify-first can come from the environment. */
-	env = getenv("CUDNNVM_JOBS");
-	if (env && *env && parse_jobs("CUDNNVM_JOBS", env, &in->jobs) < 0)
+	if (cvm_config_env_number("CUDNNVM_JOBS", 0, &jobs) < 0)
 		return -CVM_E_USAGE;
+	in->jobs = (unsigned)jobs;
 	env = getenv("CUDNNVM_VERIFY_FIRST");
 	in->verify_first = env && *env && strcmp(env, "0");
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -480,9 +482,9 @@ static int hash_given(const struct install *in, char *got)
 	uint64_t n;
 	int fd, r;
 
-	fd = open(in->archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = cvm_open_regular(AT_FDCWD, in->archive, O_RDONLY, 0);
 	if (fd < 0)
-		return cvm_err(-errno, "cannot open '%s': %s", cvm_safe(in->archive), strerror(errno));
+		return cvm_err(fd, "cannot open '%s': %s", cvm_safe(in->archive), cvm_strerror(fd));
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
 		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in->archive));
 		goto out;
@@ -917,9 +919,9 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 
 	/* One descriptor from here on: what is hashed is what is extracted. */
 	if (fd < 0)
-		fd = open(in->archive, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = cvm_open_regular(AT_FDCWD, in->archive, O_RDONLY, 0);
 	if (fd < 0) {
-		r = cvm_err(-errno, "cannot open '%s': %s", cvm_safe(in->archive), strerror(errno));
+		r = cvm_err(fd, "cannot open '%s': %s", cvm_safe(in->archive), cvm_strerror(fd));
 		goto out;
 	}
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {

@@ -50,7 +50,7 @@ int cvm_cmd_local(struct cvm_ctx *ctx, int argc, char **argv)
 	if (dfd >= 0)
 		close(dfd);
 	if (r < 0)
-		return cvm_err(r, "cannot write '%s': %s", cvm_safe(file), strerror(-r));
+		return cvm_err(r, "cannot write '%s': %s", cvm_safe(file), cvm_strerror(r));
 	if (cvm_out.json) {
 		cvm_json *o = cvm_json_object();
 		cvm_json_set(o, "file", cvm_json_string(file));

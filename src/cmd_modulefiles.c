@@ -63,9 +63,11 @@ static int classify(const struct gen *g, const char *name)
 		return errno == ENOENT ? ABSENT : -errno;
 	if (!S_ISREG(st.st_mode))
 		return THEIRS;
-	fd = openat(g->cfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	fd = cvm_open_regular(g->cfd, name, O_RDONLY | O_NOFOLLOW, 0);
+	if (fd == -CVM_E_NOTREG)
+		return THEIRS;
 	if (fd < 0)
-		return -errno;
+		return fd;
 	n = read(fd, buf, sizeof(buf) - 1);
 	r = errno;
 	close(fd);
@@ -274,7 +276,7 @@ static int write_one(struct gen *g, const char *name, const struct text *t)
 
 	if (r < 0)
 		return cvm_err(r, "cannot write '%s/cudnn/%s': %s", cvm_safe(g->dir), cvm_safe(name),
-			       strerror(-r));
+			       cvm_strerror(r));
 	if (g->jwritten)
 		cvm_json_append(g->jwritten, cvm_json_string(name));
 	cvm_verbose("wrote %s/cudnn/%s", g->dir, name);
@@ -336,7 +338,7 @@ static void current_default(const struct gen *g, char *out, size_t len)
 
 	out[0] = '\0';
 	if (classify(g, DEFAULT_FILE) != OURS ||
-	    cvm_read_file_at(g->cfd, DEFAULT_FILE, 4096, &text, &n) < 0)
+	    cvm_read_regular_at(g->cfd, DEFAULT_FILE, O_NOFOLLOW, 4096, &text, &n) < 0)
 		return;
 	p = strstr(text, "ModulesVersion \"");
 	if (p && (e = strchr(p + 16, '"')))

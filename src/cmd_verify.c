@@ -176,7 +176,7 @@ static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 	if (r < 0) {
 		/* A list of its files that cannot be read is a difference too; the others go on. */
 		problem(arr, id, r == -CVM_E_MANIFEST ? "record malformed" : "cannot be read",
-			r == -CVM_E_MANIFEST ? ".cudnnvm/" : strerror(-r));
+			r == -CVM_E_MANIFEST ? ".cudnnvm/" : cvm_strerror(r));
 		return 1;
 	}
 	if (!r)

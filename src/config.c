@@ -10,6 +10,7 @@
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/trust.h"
 
 static const char *trim(const char *s, const char *e, const char **end)
 {
@@ -103,6 +104,16 @@ static void check_keys(const char *text, size_t len)
 	}
 }
 
+/* Whether ROOT/etc/cudnnvm.conf (path) may decide: trust.h's rule, asked once per run. */
+static bool obeyed(const char *path)
+{
+	static int verdict = -1;
+
+	if (verdict < 0)
+		verdict = cvm_trust_obey(path, "/etc/cudnnvm.conf", NULL, "the configuration file") == 0;
+	return verdict;
+}
+
 int cvm_config_get(const char *root, const char *key, char *val, size_t vlen)
 {
 	char path[4096], *text = NULL;
@@ -116,7 +127,12 @@ int cvm_config_get(const char *root, const char *key, char *val, size_t vlen)
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
-		return cvm_err(r, "cannot read '/etc/cudnnvm.conf': %s", strerror(-r));
+		return cvm_err(r, "cannot read '/etc/cudnnvm.conf': %s", cvm_strerror(r));
+	/* Another user's words never decide: as if there were no file (said once). */
+	if (!obeyed(path)) {
+		free(text);
+		return 0;
+	}
 	r = cvm_config_parse(text, len, key, val, vlen, &line);
 	if (r >= 0)
 		check_keys(text, len);
@@ -124,4 +140,60 @@ int cvm_config_get(const char *root, const char *key, char *val, size_t vlen)
 	if (r < 0)
 		return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf' line %d: expected 'key = value'", line);
 	return r;
+}
+
+int cvm_number_parse(const char *s, long min, long max, long *out)
+{
+	const char *p = s;
+	char *end;
+	long v;
+
+	if (*p == '-' && min < 0)
+		p++;
+	if (*p < '0' || *p > '9')
+		return -CVM_E_USAGE;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -CVM_E_USAGE;
+	*out = v;
+	return 0;
+}
+
+/* The numbers cudnnvm reads from the environment, and their bounds (the man page's ENVIRONMENT). */
+static const struct env_number {
+	const char *name;
+	long min, max;
+	const char *unit;
+} env_numbers[] = {
+	/* A day: a smoke test that takes longer is hung; the bound keeps ms in range everywhere. */
+	{ "CUDNNVM_SMOKE_TIMEOUT", 1, 86400, "seconds" },
+	{ "CUDNNVM_JOBS", 1, 256, "decoder threads" },
+};
+
+int cvm_config_env_number(const char *name, long dflt, long *out)
+{
+	const struct env_number *n = NULL;
+	const char *v = getenv(name);
+
+	for (size_t i = 0; i < sizeof(env_numbers) / sizeof(env_numbers[0]); i++)
+		if (!strcmp(env_numbers[i].name, name))
+			n = &env_numbers[i];
+	*out = dflt;
+	if (!n || !v || !*v)
+		return 0;
+	if (cvm_number_parse(v, n->min, n->max, out) < 0)
+		return cvm_err(-CVM_E_USAGE, "%s '%s': expected a whole number from %ld to %ld (%s)",
+			       name, cvm_safe(v), n->min, n->max, n->unit);
+	return 0;
+}
+
+int cvm_config_env_check(void)
+{
+	long v;
+
+	for (size_t i = 0; i < sizeof(env_numbers) / sizeof(env_numbers[0]); i++)
+		if (cvm_config_env_number(env_numbers[i].name, 0, &v) < 0)
+			return -CVM_E_USAGE;
+	return 0;
 }

@@ -14,6 +14,7 @@
 
 #include "cudnnvm/elfinfo.h"
 #include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
 
 struct img {
 	const unsigned char *p;
@@ -319,9 +320,9 @@ int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out)
 	int fd, r;
 
 	memset(out, 0, sizeof(*out));
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = cvm_open_regular(dirfd, path, O_RDONLY, 0);
 	if (fd < 0)
-		return -errno;
+		return fd == -CVM_E_NOTREG ? -CVM_E_LAYOUT : fd;
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		goto out;

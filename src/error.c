@@ -20,6 +20,7 @@ static const char *const messages[CVM_E_LAST - CVM_E_FIRST] = {
 	[CVM_E_CONFLICT - CVM_E_FIRST] = "file not managed by cudnnvm in the way",
 	[CVM_E_PERM - CVM_E_FIRST] = "unsafe permissions",
 	[CVM_E_CHILD - CVM_E_FIRST] = "helper process failed",
+	[CVM_E_NOTREG - CVM_E_FIRST] = "not a regular file",
 };
 
 const char *cvm_strerror(int code)

@@ -542,11 +542,11 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 	if (!is_file && !(wurl = cvm_wide(url)))
 		return cvm_err(-ENOMEM, "cannot download '%s': %s", cvm_safe(url), strerror(ENOMEM));
 	x.buf = malloc(BUFSZ);
-	x.fd = openat(dirfd, part, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	x.fd = cvm_open_regular(dirfd, part, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
 	x.sha = cvm_sha256_new();
 	if (x.fd < 0 || !x.sha || !x.buf) {
-		r = cvm_err(x.fd < 0 ? -errno : -ENOMEM, "cannot write '%s' in the cache: %s", part,
-			    strerror(x.fd < 0 ? errno : ENOMEM));
+		r = cvm_err(x.fd < 0 ? x.fd : -ENOMEM, "cannot write '%s' in the cache: %s", part,
+			    cvm_strerror(x.fd < 0 ? x.fd : -ENOMEM));
 		goto out;
 	}
 	r = hash_part(&x);
@@ -648,8 +648,8 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 	}
 	(void)cvm_fsync_dir(dirfd);
 	cvm_verbose("downloaded %s (%llu bytes, SHA-256 matches)", name, (unsigned long long)x.have);
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	r = fd < 0 ? cvm_err(-errno, "cannot open '%s' in the cache: %s", name, strerror(errno)) : fd;
+	fd = cvm_open_regular(dirfd, name, O_RDONLY | O_NOFOLLOW, 0);
+	r = fd < 0 ? cvm_err(fd, "cannot open '%s' in the cache: %s", name, cvm_strerror(fd)) : fd;
 out:
 	/* Nothing came: nothing is left behind. Something came: kept for the next run to resume. */
 	if (r < 0 && x.fd >= 0 && x.have == 0)

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 
 int cvm_fmt(char *buf, size_t len, const char *fmt, ...)
@@ -297,17 +298,66 @@ int cvm_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * open(2) fails at once, with no file to fstat, for what O_NONBLOCK makes it
+ * refuse (a FIFO without a reader when writing, a socket: ENXIO), a folder
+ * opened to write (EISDIR) and a link under O_NOFOLLOW (ELOOP): whether
+ * that was "not a regular file" is asked of the name itself.
+ */
+static int open_failed(int dirfd, const char *name, int e)
+{
+	struct stat st;
+
+	if ((e == ENXIO || e == EISDIR || e == ELOOP || e == EOPNOTSUPP) &&
+	    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return -CVM_E_NOTREG;
+	return -e;
+}
+
+int cvm_open_regular(int dirfd, const char *name, int flags, mode_t mode)
+{
+	struct stat st;
+	int fd;
+
+	fd = openat(dirfd, name, flags | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, mode);
+	if (fd < 0)
+		return open_failed(dirfd, name, errno);
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -CVM_E_NOTREG;
+	}
+	return fd;
+}
+
+/* name is absent or a regular file: what cvm_write_file_at may replace. */
+static int replaceable(int dirfd, const char *name)
+{
+	struct stat st;
+
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : -errno;
+	return S_ISREG(st.st_mode) ? 0 : -CVM_E_NOTREG;
+}
+
 int cvm_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode)
 {
 	char tmp[4096];
 	int fd = -1, r;
 
 	r = cvm_fmt(tmp, sizeof(tmp), "%s.tmp.%ld", name, (long)getpid());
+	if (r == 0)
+		r = replaceable(dirfd, name);
 	if (r < 0)
 		return r;
-	fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+	fd = cvm_open_regular(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, mode);
+	/* Not ours to remove: whatever took the temporary name stays. */
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = cvm_write_all(fd, buf, len);
 	if (r == 0 && fchmod(fd, mode) < 0)
 		r = -errno;
@@ -324,40 +374,26 @@ int cvm_write_file_at(int dirfd, const char *name, const void *buf, size_t len, 
 	return cvm_fsync_dir(dirfd);
 }
 
-int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t *len)
+int cvm_read_fd(int fd, size_t max, char **buf, size_t *len)
 {
 	struct stat st;
 	char *b = NULL;
 	size_t n = 0;
-	int fd, r = 0;
 
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-		goto out;
-	}
-	if ((uint64_t)st.st_size > max) {
-		r = -EFBIG;
-		goto out;
-	}
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
 	b = malloc((size_t)st.st_size + 1);
-	if (!b) {
-		r = -ENOMEM;
-		goto out;
-	}
+	if (!b)
+		return -ENOMEM;
 	while (n < (size_t)st.st_size) {
 		ssize_t k = read(fd, b + n, (size_t)st.st_size - n);
 		if (k < 0) {
 			if (errno == EINTR)
 				continue;
-			r = -errno;
-			goto out;
+			free(b);
+			return -errno;
 		}
 		if (k == 0)
 			break;
@@ -365,13 +401,26 @@ int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t
 	}
 	b[n] = '\0';
 	*buf = b;
-	b = NULL;
 	if (len)
 		*len = n;
-out:
-	free(b);
+	return 0;
+}
+
+int cvm_read_regular_at(int dirfd, const char *name, int flags, size_t max, char **buf, size_t *len)
+{
+	int fd, r;
+
+	fd = cvm_open_regular(dirfd, name, O_RDONLY | flags, 0);
+	if (fd < 0)
+		return fd;
+	r = cvm_read_fd(fd, max, buf, len);
 	close(fd);
 	return r;
+}
+
+int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t *len)
+{
+	return cvm_read_regular_at(dirfd, name, 0, max, buf, len);
 }
 
 int cvm_symlink_replace_at(int dirfd, const char *target, const char *name)

@@ -8,15 +8,16 @@
 #include "cudnnvm/compat.h"
 #include "cudnnvm/digest.h"
 #include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
 
 int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX])
 {
 	uint8_t d[CVM_SHA256_LEN];
 	int fd, r;
 
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = cvm_open_regular(dirfd, path, O_RDONLY, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = cvm_sha256_fd(fd, d, NULL, NULL, NULL);
 	close(fd);
 	if (r == 0)

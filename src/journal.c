@@ -71,10 +71,10 @@ static int append_line(struct cvm_store *s, const char *cuda, const char *line)
 	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
 		return cvm_err(-errno, "cannot write the journal in '%s': %s", cvm_safe(s->display),
 			       strerror(errno));
-	fd = openat(s->fd, name, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	fd = cvm_open_regular(s->fd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0644);
 	if (fd < 0)
-		return cvm_err(-errno, "cannot open '%s/%s': %s", cvm_safe(s->display), name,
-			       strerror(errno));
+		return cvm_err(fd, "cannot open '%s/%s': %s", cvm_safe(s->display), name,
+			       cvm_strerror(fd));
 	/* One write of one line: O_APPEND keeps concurrent readers seeing whole lines. */
 	r = cvm_write_all(fd, line, strlen(line));
 	if (r == 0 && fsync(fd) < 0)
@@ -101,11 +101,17 @@ int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *k
 			    const char *from, const char *to, int argc, char **argv)
 {
 	char name[64], line[1400];
+	struct stat st;
 	int fd, r;
 
 	/* A dry run journals nothing, so it announces nothing either. */
 	if (cvm_plan_dry())
 		return 0;
+	/* Before anything switches: a journal that is not a file (a FIFO) could take no line. */
+	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
+	if (r == 0 && fstatat(s->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
+		return cvm_err(-CVM_E_NOTREG, "'%s/%s': not a regular file (left as it is; nothing "
+			       "changed)", cvm_safe(s->display), name);
 	r = format_line(line, sizeof(line), kind, from, to, argc, argv);
 	if (r == 0)
 		r = cvm_fmt(name, sizeof(name), "cuda-%s.pending", cuda);
@@ -120,7 +126,7 @@ int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *k
 		close(fd);
 	if (r < 0)
 		return cvm_err(r, "cannot write '%s/history/%s': %s", cvm_safe(s->display), name,
-			       strerror(-r));
+			       cvm_strerror(r));
 	return 0;
 }
 
@@ -168,11 +174,11 @@ int cvm_journal_read(struct cvm_store *s, const char *cuda, struct cvm_journal_e
 	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
 	if (r < 0)
 		return r;
-	r = cvm_read_file_at(s->fd, name, 64 << 20, &buf, &len);
+	r = cvm_read_regular_at(s->fd, name, O_NOFOLLOW, 64 << 20, &buf, &len);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
-		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(s->display), name, strerror(-r));
+		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(s->display), name, cvm_strerror(r));
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char copy[2048];
 		snprintf(copy, sizeof(copy), "%s", line);
@@ -234,7 +240,7 @@ int cvm_journal_repair(struct cvm_store *s,
 {
 	struct dirent *de;
 	DIR *d;
-	int fd, r = 0;
+	int fd, rr, r = 0;
 
 	fd = openat(s->fd, "history", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -254,7 +260,8 @@ int cvm_journal_repair(struct cvm_store *s,
 			continue;
 		memcpy(cuda, de->d_name + 5, nl - 13);
 		cuda[nl - 13] = '\0';
-		if (cvm_read_file_at(dirfd(d), de->d_name, 4096, &buf, &len) == 0) {
+		rr = cvm_read_regular_at(dirfd(d), de->d_name, O_NOFOLLOW, 4096, &buf, &len);
+		if (rr == 0) {
 			snprintf(copy, sizeof(copy), "%s", buf);
 			copy[strcspn(copy, "\n")] = '\0';
 			if (parse_line(copy, &e) == 0) {
@@ -277,7 +284,8 @@ int cvm_journal_repair(struct cvm_store *s,
 			}
 		}
 		free(buf);
-		if (r == 0) {
+		/* Only a file is ours to remove: a FIFO or a link there is left (and refused by use). */
+		if (r == 0 && rr != -CVM_E_NOTREG) {
 			char shown[4096];
 			snprintf(shown, sizeof(shown), "%s/history/%s", s->display, de->d_name);
 			(void)cvm_do_unlink_at(dirfd(d), de->d_name, shown);

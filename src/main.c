@@ -397,22 +397,8 @@ static int set_root(struct cvm_ctx *ctx, const char *arg, char **owned)
 
 int cvm_cli_number(const char *cmd, const char *opt, const char *s, long min, long max, long *out)
 {
-	const char *p = s;
-	char *end;
-	long v;
-
-	/* Digits only (a leading '-' where min allows it): no spaces, '+', hex or suffixes. */
-	if (*p == '-' && min < 0)
-		p++;
-	if (*p < '0' || *p > '9')
-		goto bad;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v < min || v > max)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
+	if (cvm_number_parse(s, min, max, out) == 0)
+		return 0;
 	return cvm_usage(cmd, "%s '%s': expected a whole number from %ld to %ld", opt, cvm_safe(s),
 			 min, max);
 }
@@ -682,6 +668,10 @@ int main(int argc, char **argv)
 		goto out;
 	}
 #endif
+	/* The environment's numbers, as strictly as options, before anything is read or touched. */
+	r = cvm_config_env_check();
+	if (r < 0)
+		goto out;
 	r = config_user(&ctx, store_arg);
 	if (r < 0)
 		goto out;

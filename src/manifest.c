@@ -18,6 +18,7 @@
 #include "cudnnvm/compat.h"
 #include "cudnnvm/embedded.h"
 #include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/manifest.h"
 #include "cudnnvm/out.h"
@@ -724,19 +725,14 @@ static int read_at(int dfd, const char *name, const char *path, char **buf, size
 	ssize_t n;
 	int fd, r = 0, e;
 
-	/* O_NONBLOCK: a FIFO dropped into the folder must not hang us before fstat. */
-	fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-	if (fd < 0) {
-		e = errno;
-		return cvm_err(-e, "cannot open '%s': %s", cvm_safe(path), strerror(e));
-	}
+	fd = cvm_open_regular(dfd, name, O_RDONLY, 0);
+	if (fd == -CVM_E_NOTREG)
+		return cvm_err(-CVM_E_MANIFEST, "cannot read '%s': not a regular file", cvm_safe(path));
+	if (fd < 0)
+		return cvm_err(fd, "cannot open '%s': %s", cvm_safe(path), cvm_strerror(fd));
 	if (fstat(fd, &st) < 0) {
 		e = errno;
 		r = cvm_err(-e, "cannot stat '%s': %s", cvm_safe(path), strerror(e));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = cvm_err(-CVM_E_MANIFEST, "cannot read '%s': not a regular file", cvm_safe(path));
 		goto out;
 	}
 	r = trusted(path, &st);

@@ -187,9 +187,9 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 	int e;
 
 	memset(r, 0, sizeof(*r));
-	e = cvm_read_file_at(dirfd, ".cudnnvm/record.json", 1 << 20, &buf, &len);
+	e = cvm_read_regular_at(dirfd, ".cudnnvm/record.json", O_NOFOLLOW, 1 << 20, &buf, &len);
 	if (e < 0)
-		return cvm_err(e, "cannot read the record of %s: %s", cvm_safe(name), strerror(-e));
+		return cvm_err(e, "cannot read the record of %s: %s", cvm_safe(name), cvm_strerror(e));
 	{
 		char label[4200];
 		snprintf(label, sizeof(label), "%s/.cudnnvm/record.json", name);
@@ -238,9 +238,9 @@ int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *file
 	size_t len;
 	int e;
 
-	e = cvm_read_file_at(dirfd, ".cudnnvm/files.sha256", 64 << 20, &buf, &len);
+	e = cvm_read_regular_at(dirfd, ".cudnnvm/files.sha256", O_NOFOLLOW, 64 << 20, &buf, &len);
 	if (e < 0)
-		return cvm_err(e, "cannot read the file list of %s: %s", cvm_safe(name), strerror(-e));
+		return cvm_err(e, "cannot read the file list of %s: %s", cvm_safe(name), cvm_strerror(e));
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
 		if (strlen(line) < 67 || line[64] != ' ' || line[65] != ' ') {
 			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the file list of %s",
@@ -254,9 +254,9 @@ int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *file
 	buf = NULL;
 	if (e < 0)
 		return e;
-	e = cvm_read_file_at(dirfd, ".cudnnvm/links", 64 << 20, &buf, &len);
+	e = cvm_read_regular_at(dirfd, ".cudnnvm/links", O_NOFOLLOW, 64 << 20, &buf, &len);
 	if (e < 0)
-		return cvm_err(e, "cannot read the link list of %s: %s", cvm_safe(name), strerror(-e));
+		return cvm_err(e, "cannot read the link list of %s: %s", cvm_safe(name), cvm_strerror(e));
 	save = NULL;
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
 		/* "path<TAB>body"; before, "path -> body" (read as written then: first arrow). */
@@ -298,9 +298,9 @@ static int hash_at(int dirfd, const char *name, char hex[CVM_SHA256_HEX], uint64
 	uint8_t d[CVM_SHA256_LEN];
 	int fd, r;
 
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
+	fd = cvm_open_regular(dirfd, name, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	r = cvm_sha256_fd(fd, d, size, NULL, NULL);
 	close(fd);
 	if (r == 0)

@@ -19,6 +19,7 @@
 #include "cudnnvm/smokelog.h"
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
+#include "cudnnvm/trust.h"
 #include "cudnnvm/version.h"
 
 int cvm_pin_parse(const char *text, size_t len, char *spec, size_t spec_len)
@@ -60,8 +61,10 @@ int cvm_pin_parse(const char *text, size_t len, char *spec, size_t spec_len)
 /*
  * Reads a pin file without ever blocking or following a link: a FIFO, a
  * device or a symlink named .cudnn-version is refused, not opened for
- * reading. 0 and *buf (malloc'd), -ENOENT/-ENOTDIR when there is none,
- * or another negative code (printed, naming the file).
+ * reading. A pin that another user could have written (trust.h: the file
+ * or a folder on the way to it) is ignored, with a warning: 1, as if there
+ * were none here. 0 and *buf (malloc'd), -ENOENT/-ENOTDIR when there is
+ * none, or another negative code (printed, naming the file).
  */
 static int read_pin(const char *f, char **buf, size_t *len)
 {
@@ -70,25 +73,21 @@ static int read_pin(const char *f, char **buf, size_t *len)
 	char *b = NULL;
 	int fd, r;
 
-	fd = open(f, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		r = -errno;
-		if (r == -ENOENT || r == -ENOTDIR)
-			return r;
-		if (r == -ELOOP)
-			return cvm_err(-CVM_E_USAGE, "'%s' is a symbolic link: a .cudnn-version must be "
-				       "a regular file", cvm_safe(f));
-		return cvm_err(r, "cannot read '%s': %s", cvm_safe(f), strerror(-r));
-	}
+	fd = cvm_open_regular(AT_FDCWD, f, O_RDONLY | O_NOFOLLOW, 0);
+	if (fd == -ENOENT || fd == -ENOTDIR)
+		return fd;
+	if (fd == -CVM_E_NOTREG)
+		return cvm_err(-CVM_E_USAGE, "'%s': not a regular file (a .cudnn-version must be one, "
+			       "never a link, a FIFO or a folder)", cvm_safe(f));
+	if (fd < 0)
+		return cvm_err(fd, "cannot read '%s': %s", cvm_safe(f), cvm_strerror(fd));
 	if (fstat(fd, &st) < 0) {
 		r = cvm_err(-errno, "cannot read '%s': %s", cvm_safe(f), strerror(errno));
 		goto out;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		r = cvm_err(-CVM_E_USAGE, "'%s' is not a regular file: a .cudnn-version must be one",
-			    cvm_safe(f));
+	r = cvm_trust_obey(f, f, &st, "a .cudnn-version");
+	if (r)
 		goto out;
-	}
 	if (st.st_size > CVM_PIN_MAX) {
 		r = cvm_err(-CVM_E_USAGE, "'%s' has %lld bytes: a .cudnn-version holds one version "
 			    "(at most %d bytes)", cvm_safe(f), (long long)st.st_size, CVM_PIN_MAX);
@@ -139,7 +138,7 @@ int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_
 			snprintf(file, file_len, "%s", f);
 			return 1;
 		}
-		if (r != -ENOENT && r != -ENOTDIR)
+		if (r < 0 && r != -ENOENT && r != -ENOTDIR)
 			return r;
 		slash = strrchr(path, '/');
 		if (!slash || !strcmp(path, "/"))

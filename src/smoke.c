@@ -190,12 +190,13 @@ static int check_lib(const char *dir, const char *name, const char *display)
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/%s is not readable by other users "
 			       "(mode %04o): their programs will fail to load it", display, name,
 			       st.st_mode & 07777);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = cvm_open_regular(AT_FDCWD, path, O_RDONLY, 0);
 	if (fd < 0 || st.st_size < 64 || read(fd, magic, 4) != 4 || memcmp(magic, "\177ELF", 4)) {
 		if (fd >= 0)
 			close(fd);
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/%s is %s", display, name,
-			       st.st_size < 64 ? "empty or truncated" : "not a shared library");
+			       fd == -CVM_E_NOTREG ? "not a regular file" : st.st_size < 64 ?
+			       "empty or truncated" : "not a shared library");
 	}
 	close(fd);
 	return 0;

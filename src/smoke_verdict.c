@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cudnnvm/activate.h"
+#include "cudnnvm/config.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/out.h"
 #include "cudnnvm/smokelog.h"
@@ -14,10 +15,10 @@
 
 double cvm_smoke_timeout_s(void)
 {
-	const char *e = getenv("CUDNNVM_SMOKE_TIMEOUT");
-	double d = e ? strtod(e, NULL) : 0;
+	long s;
 
-	return d > 0 ? d : 120;
+	/* main() checked it (cvm_config_env_check): a bad value never gets here. */
+	return cvm_config_env_number("CUDNNVM_SMOKE_TIMEOUT", 120, &s) < 0 ? 120 : (double)s;
 }
 
 /* docs/cudnn-facts.md; 9.21's engines_tensor_ir is the platforms' own check (not every 9.x has it). */
@@ -275,6 +276,6 @@ int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char 
 			       res == CVM_SMOKE_FAILED && !before ? cvm_err_first() : NULL);
 	if (k < 0)
 		cvm_verbose("cannot record the smoke test of %s in %s/smoke: %s", id,
-			    ctx->store.display, strerror(-k));
+			    ctx->store.display, cvm_strerror(k));
 	return r;
 }

@@ -401,13 +401,13 @@ static int check_dll(const char *dir, const char *name, const char *display)
 			       errno == ENOENT ? "missing" : strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/%s is not a file", display, name);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = cvm_open_regular(AT_FDCWD, path, O_RDONLY, 0);
 	if (fd < 0 || st.st_size < 64 || read(fd, magic, 2) != 2 || memcmp(magic, "MZ", 2)) {
-		int e = errno;
+		int e = fd < 0 ? -fd : errno;
 		if (fd >= 0)
 			close(fd);
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/%s %s", display, name,
-			       fd < 0 ? strerror(e) : st.st_size < 64 ? "is empty or truncated" :
+			       fd < 0 ? cvm_strerror(e) : st.st_size < 64 ? "is empty or truncated" :
 			       "is not a DLL");
 	}
 	close(fd);

@@ -71,7 +71,7 @@ void cvm_smokelog_read(struct cvm_store *s, const char *id, struct cvm_smokelog 
 	memset(out, 0, sizeof(*out));
 	if (s->fd < 0 || !plain(id) || cvm_fmt(name, sizeof(name), "smoke/%s.json", id) < 0)
 		return;
-	if (cvm_read_file_at(s->fd, name, 1 << 16, &buf, &len) < 0)
+	if (cvm_read_regular_at(s->fd, name, O_NOFOLLOW, 1 << 16, &buf, &len) < 0)
 		return;
 	if (cvm_json_parse(buf, len, name, &o) == 0 && cvm_json_is_object(o)) {
 		res = cvm_json_str(cvm_json_get(o, "result"));

@@ -44,6 +44,32 @@ bool cvm_trust_mode_writable(unsigned mode)
 	return (mode & (S_IWGRP | S_IWOTH)) != 0;
 }
 
+int cvm_trust_obey(const char *path, const char *shown, const struct stat *st, const char *what)
+{
+	struct cvm_trust t = { "", "" };
+	struct stat own;
+	const char *why;
+
+	if (CVM_WINDOWS)
+		return 0;
+	if (!st && stat(path, &own) == 0)
+		st = &own;
+	why = st ? cvm_trust_stat_why(st) : "it cannot be looked up";
+	if (!why && cvm_trust_check(path, &t) == 0)
+		return 0;
+	if (why)
+		cvm_warn("ignoring '%s' (owner uid %u, mode %04o): %s; %s is obeyed only when root or "
+			 "you own it and no one else can write it", cvm_safe(shown),
+			 st ? (unsigned)st->st_uid : 0u, st ? (unsigned)(st->st_mode & 07777) : 0u, why,
+			 what);
+	else
+		cvm_warn("ignoring '%s' (owner uid %u, mode %04o): '%s' on the way to it: %s; %s is "
+			 "obeyed only when it and the folders above it can be changed by no one but "
+			 "root and you", cvm_safe(shown), (unsigned)st->st_uid,
+			 (unsigned)(st->st_mode & 07777), cvm_safe(t.path), t.why, what);
+	return 1;
+}
+
 static int untrusted(struct cvm_trust *t, const char *path, const struct stat *st, const char *why)
 {
 	snprintf(t->path, sizeof(t->path), "%s", path);

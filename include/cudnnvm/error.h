@@ -27,6 +27,7 @@ enum cvm_error {
 	CVM_E_CONFLICT,			/* a file cudnnvm did not create is in the way */
 	CVM_E_PERM,			/* unsafe permissions, or needs root */
 	CVM_E_CHILD,			/* a helper process failed */
+	CVM_E_NOTREG,			/* a FIFO, device, socket, folder or link where a file belongs */
 	CVM_E_LAST
 };
 

@@ -49,10 +49,46 @@ typedef int (*cvm_walk_fn)(void *arg, int dirfd, const char *name, const char *r
  */
 int cvm_walk_at(int dirfd, cvm_walk_fn fn, void *arg);
 
-/* Atomically replaces name: temp file, write, fsync, rename, fsync dirfd. */
+/*
+ * Atomically replaces name: temp file, write, fsync, rename, fsync dirfd.
+ * Only a regular file (or nothing) is replaced: a FIFO, link or anything
+ * else at name is left as it is, -CVM_E_NOTREG.
+ */
 int cvm_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode);
 
-/* Reads a whole file of at most max bytes (NUL-terminated, malloc'd, caller frees). */
+/*
+ * The one way cudnnvm opens a file it reads or writes into: name (below
+ * dirfd, or a path with AT_FDCWD) opened with flags (the access mode,
+ * O_APPEND, O_CREAT with mode, O_TRUNC, O_EXCL, and O_NOFOLLOW where the
+ * last component must not be a link: anything in the store) plus O_NONBLOCK,
+ * O_CLOEXEC and O_NOCTTY, then fstat'ed. O_NONBLOCK is why: a FIFO put where
+ * a file belongs (a record, a journal, the configuration, a pin) answers at
+ * once instead of hanging a command that may hold the store lock; on a
+ * regular file it changes nothing. Anything but a regular file is closed and
+ * refused. Returns the descriptor (the caller closes it), -CVM_E_NOTREG for a
+ * FIFO, socket, device, folder (or, with O_NOFOLLOW, a symlink), or -errno
+ * (-ENOENT when absent). Prints nothing. On Windows, where no FIFO lives in
+ * the file system, the same calls and checks apply.
+ */
+int cvm_open_regular(int dirfd, const char *name, int flags, mode_t mode);
+
+/*
+ * Reads the rest of fd, a regular file of at most max bytes by its fstat
+ * (NUL-terminated, malloc'd into *buf, caller frees; *len its length when
+ * len is not NULL). -EFBIG, -ENOMEM or -errno; fd stays open.
+ */
+int cvm_read_fd(int fd, size_t max, char **buf, size_t *len);
+
+/*
+ * Reads a whole regular file of at most max bytes (NUL-terminated, malloc'd,
+ * caller frees), opened by cvm_open_regular(dirfd, name, flags): flags is 0
+ * (a link in the last component is followed: a toolkit's headers, the
+ * configuration) or O_NOFOLLOW (the store's files). -CVM_E_NOTREG, -EFBIG,
+ * or -errno.
+ */
+int cvm_read_regular_at(int dirfd, const char *name, int flags, size_t max, char **buf, size_t *len);
+
+/* cvm_read_regular_at(dirfd, name, 0, ...): follows a link, refuses what is not a file. */
 int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t *len);
 
 /* Replaces (or creates) the symlink name -> target atomically (temp link + rename). */

@@ -51,6 +51,18 @@ int cvm_trust_check(const char *path, struct cvm_trust *t);
 const char *cvm_trust_stat_why(const struct stat *st);
 
 /*
+ * For a file whose words decide what cudnnvm does (a .cudnn-version pin, the
+ * configuration file), just read: whether to obey it. st is the open file's
+ * fstat (NULL: stat(path) is taken). 0: the file and every folder on the way
+ * to it (cvm_trust_check, a link followed) can be changed only by root or the
+ * caller. Otherwise 1, after one warning naming shown, its owner and mode and
+ * why: "ignoring 'shown' (owner uid U, mode M): ...; what is obeyed only when
+ * root or you own it and no one else can write it": the caller then goes on
+ * as if the file were not there. On Windows (no owners here) always 0.
+ */
+int cvm_trust_obey(const char *path, const char *shown, const struct stat *st, const char *what);
+
+/*
  * For a file cudnnvm installed (0644 or 0755): whether its permission bits
  * let a group or every user write it, i.e. someone other than its owner.
  */

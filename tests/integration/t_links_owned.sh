@@ -256,11 +256,11 @@ for bad in symlink fifo others owner; do
 	case $bad in
 	symlink)
 		rm "$LF" && ln -s "$TEST_TMP/links.evil" "$LF"
-		why='it (or its folder) is a symlink'
+		why='not a regular file'
 		;;
 	fifo)
 		rm "$LF" && mkfifo "$LF"
-		why='it is not a regular file (a FIFO)'
+		why='not a regular file'
 		;;
 	others)
 		chmod 0666 "$LF"
