@@ -370,14 +370,20 @@ int cvm_tree_mount(int dirfd, const char *name, char *rel, size_t len)
 	struct mount_find m = { .top = name, .rel = rel, .len = len };
 	struct mnt_key pk, k;
 	struct stat pst, st, now;
+	char parent[4096];
+	const char *slash = strrchr(name, '/');
 	int fd, r;
 
 	if (len)
 		rel[0] = '\0';
-	r = stat_at(dirfd, "", &pst, &pk);
+	/* name against the folder that holds it ("a/b": "a"; "/x": "/"; "x": dirfd). */
+	r = !slash ? cvm_fmt(parent, sizeof(parent), ".")
+	    : cvm_fmt(parent, sizeof(parent), "%.*s", slash == name ? 1 : (int)(slash - name), name);
+	if (r == 0)
+		r = stat_at(dirfd, parent, &pst, &pk);
 	if (r == 0)
 		r = stat_at(dirfd, name, &st, &k);
-	if (r < 0)
+	if (r != 0)
 		return r == -ENOENT ? 0 : r;
 	if (crosses(&pk, &k)) {
 		snprintf(rel, len, "%s", name);

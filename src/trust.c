@@ -44,16 +44,22 @@ const char *cvm_trust_installed_why(const struct stat *st, char *buf, size_t len
 	unsigned mode = (unsigned)(st->st_mode & 07777);
 	const char *why;
 
-	/* No owners or mode bits on Windows (trust.h): only what an object is counts there. */
-	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode))
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode)) {
 		snprintf(buf, len, "not a regular file, folder or symlink");
-	else if (CVM_WINDOWS)
+		return buf;
+	}
+	/* No owners or mode bits on Windows (trust.h): only what an object is counts there. */
+	if (CVM_WINDOWS)
 		return NULL;
-	else if (!owner_ok(st->st_uid))
+	if (!owner_ok(st->st_uid)) {
 		snprintf(buf, len, "it belongs to another user (uid %u)", (unsigned)st->st_uid);
-	else if (S_ISLNK(st->st_mode))
-		return NULL;	/* its mode means nothing; its folder is checked */
-	else if ((why = writers(st)))
+		return buf;
+	}
+	/* A link's mode means nothing; its folder is checked. */
+	if (S_ISLNK(st->st_mode))
+		return NULL;
+	why = writers(st);
+	if (why)
 		snprintf(buf, len, "%s (mode %04o)", why, mode);
 	else if (mode & 07000)	/* set-uid, set-gid, sticky: mingw names none of them */
 		snprintf(buf, len, "a set-id or sticky bit is set (mode %04o)", mode);
