@@ -140,9 +140,31 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	return r;
 }
 
-/* The record must be whole before anything switches to the version. */
+/* The first object of a version that fails the rule of cvm_store_check_version. */
+struct first_bad {
+	char rel[4096], why[1024];
+	size_t n;
+};
+
+static void first_bad(void *arg, const char *rel, const char *why)
+{
+	struct first_bad *b = arg;
+
+	if (b->n++)
+		return;
+	snprintf(b->rel, sizeof(b->rel), "%s", rel);
+	snprintf(b->why, sizeof(b->why), "%s", why);
+}
+
+/*
+ * The record must be whole, and every object of the version what install
+ * made and trusted by the rule the smoke test loads by (the check verify
+ * and doctor make), before anything switches to it: --no-smoke must not
+ * publish into a toolkit a library that another user could change.
+ */
 static int check_record(struct cvm_ctx *ctx, const char *id)
 {
+	struct first_bad bad = { .n = 0 };
 	struct cvm_record rec;
 	int fd, r;
 
@@ -157,7 +179,19 @@ static int check_record(struct cvm_ctx *ctx, const char *id)
 		r = cvm_err(-CVM_E_MANIFEST, "the record of %s names another version (%s): "
 			    "reinstall it with 'cudnnvm install --force'", cvm_safe(id), cvm_safe(rec.id));
 	cvm_record_release(&rec);
-	return r;
+	if (r < 0)
+		return r;
+	r = cvm_store_check_version(&ctx->store, id, first_bad, &bad);
+	if (r > 0)
+		return cvm_err(-CVM_E_PERM, "refusing to activate %s: %s%s%s: %s%s; nothing changed: "
+			       "'cudnnvm verify %s' lists every difference, 'cudnnvm install %s "
+			       "--force' installs it again", cvm_safe(id), strcmp(bad.rel, ".") ? "'" : "",
+			       strcmp(bad.rel, ".") ? cvm_safe(bad.rel) : "its folder",
+			       strcmp(bad.rel, ".") ? "' in it" : "", bad.why,
+			       bad.n > 1 ? " (and more)" : "", cvm_safe(id), cvm_safe(id));
+	if (r < 0)
+		return cvm_err(r, "cannot check %s: %s", cvm_safe(id), strerror(-r));
+	return 0;
 }
 
 int cvm_activate_repair(struct cvm_ctx *ctx)

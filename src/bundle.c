@@ -156,13 +156,25 @@ int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, boo
 	struct cvm_filelist files = { 0 };
 	struct cvm_record rec = { 0 };
 	uint8_t d[CVM_SHA256_LEN];
-	char tmp[4096];
+	char tmp[4096], mnt[4096];
 	int vfd = -1, fd = -1, r;
 
 	vfd = cvm_store_open_version(&ctx->store, id);
 	if (vfd < 0)
 		return cvm_err(vfd, "cannot open %s/versions/%s: %s", cvm_safe(ctx->store.display), id,
 			       strerror(-vfd));
+	/* What another file system holds is not the version's: not read, not published. */
+	r = cvm_fmt(tmp, sizeof(tmp), "versions/%s", id);
+	if (r == 0)
+		r = cvm_tree_mount(ctx->store.fd, tmp, mnt, sizeof(mnt));
+	if (r != 0) {
+		r = r > 0 ? cvm_err(-CVM_E_INTEGRITY, "refusing to export %s: '%s/%s' is a mount point "
+				    "(another file system is mounted there); no bundle is written: "
+				    "unmount it ('cudnnvm verify %s' says the same)", id,
+				    cvm_safe(ctx->store.display), cvm_safe(mnt), id)
+			  : cvm_err(r, "cannot look for mount points in %s: %s", id, strerror(-r));
+		goto out;
+	}
 	r = cvm_record_read(vfd, id, &rec);
 	if (r == 0)
 		r = cvm_record_read_files(vfd, id, &files);

@@ -25,8 +25,9 @@ int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv)
 	struct cvm_toolkit *t = NULL;
 	const char *cuda_arg = NULL;
 	cvm_json *doc = NULL, *arr = NULL;
-	size_t n = 0, shown = 0;
-	char cuda[16], id[160], ver[64], plat[64];
+	size_t n = 0, shown = 0, nbroken = 0;
+	char cuda[16], id[160], ver[64], plat[64], first[16] = "";
+	const char *broken, *first_why = NULL;
 	int c, r, major;
 
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -66,15 +67,25 @@ int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv)
 	}
 	for (size_t i = 0; i < n; i++) {
 		cvm_toolkit_name(&t[i], cuda, sizeof(cuda));
-		if (!ctx->store_open || cvm_active_get(&ctx->store, cuda, id, sizeof(id)) < 0)
+		/* What the active link is, not only what it names: a broken one is said (store.h). */
+		r = ctx->store_open ? cvm_active_check(&ctx->store, cuda, id, sizeof(id), &broken)
+				    : -ENOENT;
+		if (r < 0) {
 			id[0] = '\0';
-		if (!id[0] && !cuda_arg)
+			broken = r == -ENOENT ? NULL : strerror(-r);
+		}
+		if (!id[0] && !broken && !cuda_arg)
 			continue;
 		shown++;
+		if (broken && !nbroken++) {
+			snprintf(first, sizeof(first), "%s", cuda);
+			first_why = broken;
+		}
 		if (id[0] && cvm_store_parse_id(id, ver, sizeof(ver), &major, plat, sizeof(plat)) < 0)
 			ver[0] = '\0';
 		if (!cvm_out.json) {
-			cvm_print("CUDA %-6s %-28s %s", cuda, t[i].display, id[0] ? id : "(none)");
+			cvm_print("CUDA %-6s %-28s %s%s%s%s", cuda, t[i].display, id[0] ? id : "(none)",
+				  broken ? " (broken: " : "", broken ? broken : "", broken ? ")" : "");
 			continue;
 		}
 		cvm_json *o = cvm_json_object();
@@ -82,13 +93,23 @@ int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv)
 		cvm_json_set(o, "toolkit", cvm_json_string(t[i].display));
 		cvm_json_set(o, "id", cvm_json_string(id[0] ? id : NULL));
 		cvm_json_set(o, "version", cvm_json_string(id[0] ? ver : NULL));
+		/* Only when broken: the documented shape of a working entry stays as it is. */
+		if (broken)
+			cvm_json_set(o, "broken", cvm_json_string(broken));
 		cvm_json_append(arr, o);
 	}
 	cvm_trust_skipped_json(doc);
+	r = 0;
 	if (doc)
 		r = cvm_json_print(doc);
 	else if (!shown)
 		cvm_info("no cuDNN is active for any toolkit (see 'cudnnvm use')");
+	/* Listed, and not a success: programs of that toolkit find no cuDNN through it. */
+	if (r == 0 && nbroken)
+		r = cvm_err(-CVM_E_NOTFOUND, "the active link of CUDA %s is broken: %s%s; activate an "
+			    "installed version ('cudnnvm use VERSION --cuda %s'), 'cudnnvm doctor' "
+			    "says more", first, first_why, nbroken > 1 ? " (and others: see the list)" : "",
+			    first);
 out:
 	cvm_json_free(doc);
 	cvm_toolkits_free(t, n);

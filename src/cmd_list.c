@@ -16,11 +16,28 @@
 #include "cudnnvm/record.h"
 #include "cudnnvm/store.h"
 
+/*
+ * An active link that leads nowhere: not a version list can show, but said
+ * (a warning; the list itself is right), and kept in the array arg for --json.
+ */
+static void active_broken(void *arg, const char *cuda, const char *id, const char *why)
+{
+	cvm_warn("the active link of CUDA %s is broken: %s%s%s%s; 'cudnnvm doctor' says how to "
+		 "fix it", cuda, why, id[0] ? " (" : "", id[0] ? cvm_safe(id) : "", id[0] ? ")" : "");
+	if (arg) {
+		cvm_json *o = cvm_json_object();
+		cvm_json_set(o, "cuda", cvm_json_string(cuda));
+		cvm_json_set(o, "id", cvm_json_string(id[0] ? id : NULL));
+		cvm_json_set(o, "problem", cvm_json_string(why));
+		cvm_json_append(arg, o);
+	}
+}
+
 static int list_installed(struct cvm_ctx *ctx, int cuda_major)
 {
 	char **ids = NULL, ver[64], plat[64], active[256], path[4096];
 	size_t n = 0, shown = 0;
-	cvm_json *doc = NULL, *arr = NULL;
+	cvm_json *doc = NULL, *arr = NULL, *broken = NULL;
 	int r = 0, major;
 
 	if (ctx->store_open) {
@@ -31,11 +48,15 @@ static int list_installed(struct cvm_ctx *ctx, int cuda_major)
 	if (cvm_out.json) {
 		doc = cvm_json_object();
 		arr = cvm_json_array();
-		if (!doc || !arr || cvm_json_set(doc, "installed", arr) < 0) {
+		/* cvm_json_set takes its value, even when it fails. */
+		if (!doc || !arr || cvm_json_set(doc, "installed", arr) < 0 ||
+		    cvm_json_set(doc, "broken_active", broken = cvm_json_array()) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
 	}
+	if (ctx->store_open)
+		(void)cvm_active_each_broken(&ctx->store, active_broken, broken);
 	for (size_t i = 0; i < n; i++) {
 		struct cvm_version v;
 		cvm_json *o, *act;

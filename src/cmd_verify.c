@@ -31,6 +31,21 @@ static void problem(cvm_json *arr, const char *id, const char *kind, const char 
 	fprintf(stderr, "%s: %s: %s\n", id, kind, cvm_safe(path));
 }
 
+/* cvm_store_check_version's report, as verify's problems. */
+struct check_report {
+	cvm_json *arr;
+	const char *id;
+	bool report;
+};
+
+static void check_problem(void *arg, const char *rel, const char *why)
+{
+	const struct check_report *c = arg;
+
+	if (c->report)
+		problem(c->arr, c->id, why, rel);
+}
+
 /* The version folder's identity now: -ENOENT when it is gone. */
 static int version_ident(struct cvm_ctx *ctx, const char *id, struct stat *st)
 {
@@ -86,6 +101,12 @@ static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool 
 	/* Both sorted by path: one merge finds what differs, is missing or is extra. */
 	while (i < want.n || j < have.n) {
 		int c = i >= want.n ? 1 : j >= have.n ? -1 : strcmp(want.v[i].path, have.v[j].path);
+		/* A mount point is cvm_store_check_version's to report, whatever the record says. */
+		if (c >= 0 && have.v[j].mount) {
+			i += c == 0;
+			j++;
+			continue;
+		}
 		if (c < 0) {
 			if (report)
 				problem(arr, id, "missing", want.v[i].path);
@@ -107,13 +128,16 @@ static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool 
 			}
 		}
 	}
-	/* Unchanged bytes are no comfort when others can change them (trust.h). */
-	for (j = 0; j < have.n; j++) {
-		if (have.v[j].link || !cvm_trust_mode_writable(have.v[j].mode))
-			continue;
-		if (report)
-			problem(arr, id, "writable by others", have.v[j].path);
-		bad++;
+	/*
+	 * Unchanged bytes are no comfort when others can change them: owners,
+	 * modes, set-id bits, kinds and mounts, by the rule use trusts (trust.h).
+	 */
+	{
+		struct check_report cr = { .arr = arr, .id = id, .report = report };
+		r = cvm_store_check_version(&ctx->store, id, check_problem, &cr);
+		if (r < 0)
+			goto out;
+		bad += r;
 	}
 	/* One release per version: versions installed before install checked it. */
 	if (have_rec && rec.release && cvm_release_check(fd, rec.release, &odd, &nodd) == 0) {
@@ -184,6 +208,24 @@ static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 	return r;
 }
 
+/*
+ * Every STORE/active/cuda-X.Y must be the link use writes, to a version
+ * that is installed: one that is not leaves the toolkit's links dangling.
+ * Each broken one is printed, and listed in the array arg when there is one.
+ */
+static void active_problem(void *arg, const char *cuda, const char *id, const char *why)
+{
+	fprintf(stderr, "active/cuda-%s: broken: %s%s%s%s\n", cuda, why, id[0] ? " (" : "",
+		id[0] ? cvm_safe(id) : "", id[0] ? ")" : "");
+	if (arg) {
+		cvm_json *o = cvm_json_object();
+		cvm_json_set(o, "cuda", cvm_json_string(cuda));
+		cvm_json_set(o, "id", cvm_json_string(id[0] ? id : NULL));
+		cvm_json_set(o, "problem", cvm_json_string(why));
+		cvm_json_append(arg, o);
+	}
+}
+
 int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -193,8 +235,8 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 	};
 	char **ids = NULL;
 	size_t n = 0, failed = 0;
-	cvm_json *doc = NULL, *list = NULL, *arr = NULL;
-	int c, r, major = 0, minor;
+	cvm_json *doc = NULL, *list = NULL, *arr = NULL, *jactive = NULL;
+	int c, r, major = 0, minor, broken = 0;
 
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
 		if (cvm_cli_common_opt(c))
@@ -236,6 +278,20 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 			r = -ENOMEM;
 			goto out;
 		}
+		/* cvm_json_set takes its value, even when it fails. */
+		if (cvm_json_set(doc, "broken_active", jactive = cvm_json_array()) < 0) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	/* The whole store: its activations too (one VERSION: that version alone). */
+	if (ctx->store_open && optind >= argc) {
+		broken = cvm_active_each_broken(&ctx->store, active_problem, jactive);
+		if (broken < 0) {
+			r = cvm_err(broken, "cannot read %s/active: %s", cvm_safe(ctx->store.display),
+				    strerror(-broken));
+			goto out;
+		}
 	}
 	for (size_t i = 0; i < n; i++) {
 		cvm_json *one = NULL;
@@ -258,8 +314,14 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 	r = 0;
 	if (failed)
 		r = cvm_err(-CVM_E_INTEGRITY, "%zu of %zu installed versions differ from their record "
-			    "or cannot be read",
-			    failed, n);
+			    "or cannot be read%s", failed, n,
+			    broken ? ", and an active link is broken ('cudnnvm doctor' says how to fix "
+			    "it)" : "");
+	else if (broken)
+		r = cvm_err(-CVM_E_INTEGRITY, "%d active link%s broken: %s toolkit%s links lead "
+			    "nowhere ('cudnnvm doctor' says how to fix it)", broken,
+			    broken == 1 ? " is" : "s are", broken == 1 ? "its" : "their",
+			    broken == 1 ? "'s" : "s'");
 	else if (!n)
 		cvm_info("nothing installed to verify");
 out:

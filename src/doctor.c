@@ -390,6 +390,47 @@ static void check_links(struct report *rp, const struct cvm_toolkit *tk, const c
 	cvm_strv_free(what, n);
 }
 
+/*
+ * cuDNN's names in one of a toolkit's folders that are links leading
+ * nowhere: what a deleted or broken active version leaves behind. A
+ * program finds the name and fails to load it (or a build fails on a
+ * header) instead of falling back to another copy.
+ */
+static void check_dangling(struct report *rp, const char *cuda, const char *sub, const char *dir)
+{
+	char names[512] = "", fix[256];
+	struct dirent *de;
+	struct stat st;
+	size_t n = 0, o = 0;
+	DIR *d = opendir(dir);
+	int fd;
+
+	if (!d)
+		return;
+	fd = dirfd(d);
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, "libcudnn", 8) && strncmp(de->d_name, "cudnn", 5))
+			continue;
+		/* Leading nowhere: to no file, or through a file where a folder should be. */
+		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode) ||
+		    fstatat(fd, de->d_name, &st, 0) == 0 || (errno != ENOENT && errno != ENOTDIR))
+			continue;
+		if (n++ < 4 && o < sizeof(names)) {
+			int k = snprintf(names + o, sizeof(names) - o, "%s%s", o ? ", " : "",
+					 cvm_safe(de->d_name));
+			o += k > 0 ? (size_t)k : 0;
+		}
+	}
+	closedir(d);
+	if (!n)
+		return;
+	snprintf(fix, sizeof(fix), "activate an installed version ('cudnnvm use VERSION --cuda %s'), "
+		 "which writes its links again; remove any such link that cudnnvm did not write", cuda);
+	problem(rp, fix, "%zu cuDNN link%s in the %s folder %s of CUDA %s lead%s nowhere: %s%s", n,
+		n == 1 ? "" : "s", sub, shown(rp, dir), cuda, n == 1 ? "s" : "", names,
+		n > 4 ? ", ..." : "");
+}
+
 /* Which copy a program built against tk would load, in the loader's order. */
 static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_json *jt)
 {
@@ -406,6 +447,11 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 		    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) < 0)
 			return;
 	snprintf(libdir, sizeof(libdir), "%s%s", rp->ctx->root, res);
+	check_dangling(rp, cuda, "library", libdir);
+	if (cvm_fmt(inner, sizeof(inner), "%s/include", tk->display) == 0 &&
+	    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) == 0 &&
+	    cvm_fmt(cdir, sizeof(cdir), "%s%s", rp->ctx->root, res) == 0)
+		check_dangling(rp, cuda, "include", cdir);
 	/* By what the toolkit's library resolves to: a managed one is the store's copy. */
 	for (int m = 9; m >= 7 && !own; m--) {
 		if (cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", libdir, m) < 0 || !realpath(lib, real))
@@ -725,6 +771,9 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 				 c->managed ? "managed" : "not managed", shown(&rp, c->dir));
 		}
 	}
+	/* The store itself: its active links, and what its versions are made of. */
+	if (ctx->store_open)
+		cvm_findings_store(&rp.f, &ctx->store);
 	/* The driver, against what the builds need. */
 	if (cvm_read_file_at(AT_FDCWD, "/proc/driver/nvidia/version", 1 << 16, &text, &len) == 0) {
 		cvm_doctor_parse_driver(text, drv, sizeof(drv));

@@ -871,6 +871,9 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		nt = 0;
 	find_copies(&rp, t, nt);
 	list_copies(&rp, jcopies);
+	/* The store itself: its active links, and what its versions are made of. */
+	if (ctx->store_open)
+		cvm_findings_store(&rp.f, &ctx->store);
 	read_driver(drv, sizeof(drv));
 	if (json)
 		cvm_json_set(json, "driver", cvm_json_string(drv[0] ? drv : NULL));

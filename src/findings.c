@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /* What doctor found, as text or JSON (findings.h): one voice for both platforms' doctors. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cudnnvm/findings.h"
+#include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/store.h"
 
 void cvm_findings_init(struct cvm_findings *f, cvm_json *json)
 {
@@ -68,4 +72,72 @@ void cvm_findings_summary(const struct cvm_findings *f)
 			 f->unchecked, f->unchecked == 1 ? "" : "s");
 	else
 		cvm_info("no problems found");
+}
+
+/* cvm_findings_store's context: the findings and the store, for the fixes' text. */
+struct store_check {
+	struct cvm_findings *f;
+	struct cvm_store *s;
+	const char *id;
+	char first[4200], why[1024];
+	size_t n;
+};
+
+static void active_broken(void *arg, const char *cuda, const char *id, const char *why)
+{
+	struct store_check *c = arg;
+	char fix[512];
+
+	if (strstr(why, "not installed"))
+		snprintf(fix, sizeof(fix), "install %s again ('cudnnvm install <its version> --cuda "
+			 "%s'), or activate an installed version ('cudnnvm use VERSION --cuda %s')",
+			 cvm_safe(id), cuda, cuda);
+	else
+		snprintf(fix, sizeof(fix), "move it away (cudnnvm does not delete what it did not "
+			 "write), then activate an installed version ('cudnnvm use VERSION --cuda %s')",
+			 cuda);
+	cvm_findings_problem(c->f, fix, "%s/active/cuda-%s is broken: %s%s%s%s: the toolkit's "
+			     "cuDNN links lead nowhere", cvm_safe(c->s->display), cuda, why,
+			     id[0] ? " (" : "", id[0] ? cvm_safe(id) : "", id[0] ? ")" : "");
+}
+
+static void version_object(void *arg, const char *rel, const char *why)
+{
+	struct store_check *c = arg;
+
+	if (c->n++)
+		return;
+	snprintf(c->first, sizeof(c->first), "%s/versions/%s%s%s", c->s->display, c->id,
+		 strcmp(rel, ".") ? "/" : "", strcmp(rel, ".") ? rel : "");
+	snprintf(c->why, sizeof(c->why), "%s", why);
+}
+
+void cvm_findings_store(struct cvm_findings *f, struct cvm_store *s)
+{
+	struct store_check c = { .f = f, .s = s };
+	char **ids = NULL, fix[512];
+	size_t n = 0;
+
+	if (cvm_active_each_broken(s, active_broken, &c) < 0)
+		cvm_findings_unchecked(f, "the store's active links", "its active folder cannot be read");
+	if (cvm_store_list(s, &ids, &n) < 0) {
+		cvm_findings_unchecked(f, "the installed versions' owners and modes",
+				       "the store's versions folder cannot be read");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		c.id = ids[i];
+		c.n = 0;
+		if (cvm_store_check_version(s, ids[i], version_object, &c) <= 0)
+			continue;
+		snprintf(fix, sizeof(fix), "%s, or reinstall it ('cudnnvm install %s --force'); "
+			 "'cudnnvm verify %s' lists every difference",
+			 strstr(c.why, "mount point") ? "unmount it" : "make it root's and not writable "
+			 "by others again (chown, chmod go-w, chmod -s)", cvm_safe(ids[i]),
+			 cvm_safe(ids[i]));
+		cvm_findings_problem(f, fix, "%s: %s%s: the smoke test of 'cudnnvm use' does not load "
+				     "what another user could have changed", cvm_safe(c.first), c.why,
+				     c.n > 1 ? " (and more in the same version)" : "");
+	}
+	cvm_strv_free(ids, n);
 }

@@ -10,6 +10,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/sysmacros.h>
+#endif
 
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
@@ -136,10 +139,80 @@ static bool same_file(const struct stat *a, const struct stat *b)
 	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
 }
 
+/* Which mount an object is on: its device, and (Linux 5.8+) the mount's id and whether it is its root. */
+struct mnt_key {
+	dev_t dev;
+	uint64_t id;
+	bool has_id, root;
+};
+
+#if defined(__linux__) && defined(STATX_MNT_ID)
+static void stat_of_statx(const struct statx *x, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_dev = makedev(x->stx_dev_major, x->stx_dev_minor);
+	st->st_ino = x->stx_ino;
+	st->st_mode = x->stx_mode;
+	st->st_nlink = x->stx_nlink;
+	st->st_uid = x->stx_uid;
+	st->st_gid = x->stx_gid;
+	st->st_rdev = makedev(x->stx_rdev_major, x->stx_rdev_minor);
+	st->st_size = (off_t)x->stx_size;
+	st->st_blksize = (blksize_t)x->stx_blksize;
+	st->st_blocks = (blkcnt_t)x->stx_blocks;
+	st->st_atim.tv_sec = x->stx_atime.tv_sec;
+	st->st_atim.tv_nsec = x->stx_atime.tv_nsec;
+	st->st_mtim.tv_sec = x->stx_mtime.tv_sec;
+	st->st_mtim.tv_nsec = x->stx_mtime.tv_nsec;
+	st->st_ctim.tv_sec = x->stx_ctime.tv_sec;
+	st->st_ctim.tv_nsec = x->stx_ctime.tv_nsec;
+}
+#endif
+
+/*
+ * lstat of name below dirfd (name "": dirfd itself) and the mount it is on,
+ * in one statx where the kernel has it. A bind mount of a folder of the same
+ * file system has the same st_dev: only the mount id, or the mount-root
+ * attribute, tells it apart. Without statx (old kernels, Windows) the device
+ * is all there is.
+ */
+static int stat_at(int dirfd, const char *name, struct stat *st, struct mnt_key *k)
+{
+#if defined(__linux__) && defined(STATX_MNT_ID)
+	struct statx x;
+
+	if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH),
+		  STATX_BASIC_STATS | STATX_MNT_ID, &x) == 0) {
+		stat_of_statx(&x, st);
+		k->dev = st->st_dev;
+		k->has_id = (x.stx_mask & STATX_MNT_ID) != 0;
+		k->id = x.stx_mnt_id;
+		k->root = (x.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+			  (x.stx_attributes & STATX_ATTR_MOUNT_ROOT);
+		return 0;
+	}
+	if (errno != ENOSYS)
+		return -errno;
+#endif
+	if (*name ? fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) < 0 : fstat(dirfd, st) < 0)
+		return -errno;
+	k->dev = st->st_dev;
+	k->has_id = k->root = false;
+	k->id = 0;
+	return 0;
+}
+
+/* Whether an object below top is on another mount than top (a mount point, or under one). */
+static bool crosses(const struct mnt_key *top, const struct mnt_key *k)
+{
+	return k->dev != top->dev || k->root || (top->has_id && k->has_id && k->id != top->id);
+}
+
 int cvm_walk_at(int dirfd, cvm_walk_fn fn, void *arg)
 {
 	struct walk_frame *stack = NULL, *f;
 	size_t depth = 0, cap = 0, rcap = 0;
+	struct mnt_key top, key;
 	char *rel = NULL;
 	int cur, r;
 
@@ -148,8 +221,8 @@ int cvm_walk_at(int dirfd, cvm_walk_fn fn, void *arg)
 		return -errno;
 	stack = calloc(cap = 16, sizeof(*stack));
 	r = stack ? rel_set(&rel, &rcap, 0, "") : -ENOMEM;
-	if (r == 0 && fstat(cur, &stack[0].st) < 0)
-		r = -errno;
+	if (r == 0)
+		r = stat_at(cur, "", &stack[0].st, &top);
 	if (r == 0)
 		r = read_names(cur, &stack[0]);
 	if (r < 0)
@@ -192,11 +265,17 @@ int cvm_walk_at(int dirfd, cvm_walk_fn fn, void *arg)
 		r = rel_set(&rel, &rcap, f->rel_len, name);
 		if (r < 0)
 			goto out;
-		if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno == ENOENT)
-				continue;	/* gone since the folder was read */
-			r = -errno;
+		r = stat_at(cur, name, &st, &key);
+		if (r == -ENOENT)
+			continue;	/* gone since the folder was read */
+		if (r < 0)
 			goto out;
+		/* Another file system's objects are not the tree's: told, never entered. */
+		if (crosses(&top, &key)) {
+			r = fn(arg, cur, name, rel, &st, CVM_WALK_MOUNT);
+			if (r < 0)
+				goto out;
+			continue;
 		}
 		r = fn(arg, cur, name, rel, &st, S_ISDIR(st.st_mode) ? CVM_WALK_DIR : CVM_WALK_ENTRY);
 		if (r < 0)
@@ -219,7 +298,9 @@ int cvm_walk_at(int dirfd, cvm_walk_fn fn, void *arg)
 		}
 		f = &stack[depth];
 		memset(f, 0, sizeof(*f));
-		r = fstat(sub, &f->st) < 0 ? -errno : read_names(sub, f);
+		/* Still the folder looked at: not one mounted or swapped in since. */
+		r = fstat(sub, &f->st) < 0 ? -errno : !same_file(&f->st, &st) ? -ESTALE
+		    : read_names(sub, f);
 		if (r < 0) {
 			close(sub);
 			goto out;
@@ -245,6 +326,9 @@ static int rm_one(void *arg, int dirfd, const char *name, const char *rel, const
 	(void)arg;
 	(void)rel;
 	switch (ev) {
+	case CVM_WALK_MOUNT:
+		/* Mounted since cvm_tree_mount looked: stop, delete nothing of it. */
+		return -EXDEV;
 	case CVM_WALK_DIR:
 		/* Read-only folders (0555 after an install) must become writable to empty them. */
 		if ((st->st_mode & 0700) != 0700 &&
@@ -258,11 +342,77 @@ static int rm_one(void *arg, int dirfd, const char *name, const char *rel, const
 	}
 }
 
+/* cvm_tree_mount's callback: the first mount point met ends the walk. */
+struct mount_find {
+	const char *top;
+	char *rel;
+	size_t len;
+	bool found;
+};
+
+static int find_mount(void *arg, int dirfd, const char *name, const char *rel,
+		      const struct stat *st, enum cvm_walk_event ev)
+{
+	struct mount_find *m = arg;
+
+	(void)dirfd;
+	(void)name;
+	(void)st;
+	if (ev != CVM_WALK_MOUNT)
+		return 0;
+	m->found = true;
+	if (cvm_fmt(m->rel, m->len, "%s/%s", m->top, rel) < 0)
+		snprintf(m->rel, m->len, "%s", m->top);
+	return -EXDEV;
+}
+
+int cvm_tree_mount(int dirfd, const char *name, char *rel, size_t len)
+{
+	struct mount_find m = { .top = name, .rel = rel, .len = len };
+	struct mnt_key pk, k;
+	struct stat pst, st, now;
+	char parent[4096];
+	const char *slash = strrchr(name, '/');
+	int fd, r;
+
+	if (len)
+		rel[0] = '\0';
+	/* name against the folder that holds it ("a/b": "a"; "/x": "/"; "x": dirfd). */
+	r = !slash ? cvm_fmt(parent, sizeof(parent), ".")
+	    : cvm_fmt(parent, sizeof(parent), "%.*s", slash == name ? 1 : (int)(slash - name), name);
+	if (r == 0)
+		r = stat_at(dirfd, parent, &pst, &pk);
+	if (r == 0)
+		r = stat_at(dirfd, name, &st, &k);
+	if (r != 0)
+		return r == -ENOENT ? 0 : r;
+	if (crosses(&pk, &k)) {
+		snprintf(rel, len, "%s", name);
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return 0;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	r = fstat(fd, &now) < 0 ? -errno : !same_file(&now, &st) ? -ESTALE
+	    : cvm_walk_at(fd, find_mount, &m);
+	close(fd);
+	if (m.found)
+		return 1;
+	return r;
+}
+
 int cvm_rm_rf_at(int dirfd, const char *name)
 {
+	char mnt[64];
 	struct stat st;
 	int fd, r;
 
+	/* Nothing is deleted from a tree with a file system mounted in it (fsutil.h). */
+	r = cvm_tree_mount(dirfd, name, mnt, sizeof(mnt));
+	if (r != 0)
+		return r > 0 ? -EXDEV : r;
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 		return errno == ENOENT ? 0 : -errno;
 	if (!S_ISDIR(st.st_mode))

@@ -317,6 +317,13 @@ static int scan_one(void *arg, int dirfd, const char *name, const char *rel, con
 	ssize_t k;
 	int r;
 
+	/* A mount point is listed, marked, never read: what is mounted there is not the version's. */
+	if (ev == CVM_WALK_MOUNT) {
+		r = cvm_filelist_add(out, rel, "", NULL, 0, st->st_mode & 07777);
+		if (r == 0)
+			out->v[out->n - 1].mount = true;
+		return r;
+	}
 	if (!strcmp(rel, ".cudnnvm"))
 		return ev == CVM_WALK_DIR ? 1 : 0;
 	if (ev != CVM_WALK_ENTRY)

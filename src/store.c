@@ -308,7 +308,17 @@ static int empty_dir(struct cvm_store *s, const char *name)
 		char shown[4096];
 		snprintf(shown, sizeof(shown), "%s/%s/%s", s->display, name, de->d_name);
 		cvm_verbose("removing leftover %s/%s", name, de->d_name);
-		int k = cvm_do_rm_rf_at(dirfd(d), de->d_name, shown);
+		char mnt[4096];
+		int k = cvm_tree_mount(dirfd(d), de->d_name, mnt, sizeof(mnt));
+		/* A leftover with a file system mounted in it harms nothing: it stays, said. */
+		if (k > 0) {
+			cvm_warn("leaving %s: '%s/%s/%s' is a mount point, and cudnnvm deletes nothing "
+				 "in a file system it did not make: unmount it", cvm_safe(shown),
+				 cvm_safe(s->display), name, cvm_safe(mnt));
+			continue;
+		}
+		if (k == 0)
+			k = cvm_do_rm_rf_at(dirfd(d), de->d_name, shown);
 		/* Windows: a DLL that a program still has loaded cannot go yet; a later run deletes it. */
 		if (k == -EACCES && CVM_WINDOWS && !strcmp(name, ".trash")) {
 			cvm_verbose("%s/%s is still in use: left for a later run", name, de->d_name);
@@ -369,6 +379,28 @@ static void forget_smoke(struct cvm_store *s, const char *id)
 		cvm_warn("cannot remove %s/%s: %s", s->display, p, strerror(-r));
 }
 
+/*
+ * Refuses (-CVM_E_BUSY, printed) to delete the tree name (below the store)
+ * when a file system is mounted in it: the walk that deletes would stop at
+ * the mount point (fsutil.h), but only after the rest of the tree was gone;
+ * this says so before anything is moved or deleted.
+ */
+static int refuse_mounted(struct cvm_store *s, const char *name, const char *verb)
+{
+	char rel[4096];
+	int r = cvm_tree_mount(s->fd, name, rel, sizeof(rel));
+
+	if (r > 0)
+		return cvm_err(-CVM_E_BUSY, "refusing to %s %s/%s: '%s/%s' is a mount point (another "
+			       "file system is mounted there), and cudnnvm deletes nothing in a "
+			       "file system it did not make; nothing was changed: unmount it first",
+			       verb, cvm_safe(s->display), cvm_safe(name), cvm_safe(s->display),
+			       cvm_safe(rel));
+	if (r < 0)
+		return sys_err(s, "look for mount points", r);
+	return 0;
+}
+
 int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bool replace)
 {
 	char from[4096], to[4096], old[4096];
@@ -390,6 +422,9 @@ int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bo
 		return sys_err(s, "commit the version", r);
 	if (!replace)
 		return cvm_err(-CVM_E_EXISTS, "%s is already installed", cvm_safe(id));
+	r = refuse_mounted(s, to, "replace");
+	if (r < 0)
+		return r;
 	/* --force: the old tree is swapped out in one step, then deleted. */
 	r = cvm_rename_exchange(s->fd, from, to);
 	if (r == -EOPNOTSUPP)
@@ -549,6 +584,9 @@ int cvm_store_remove(struct cvm_store *s, const char *id)
 		r = trash_names(s, id, to, aside, sizeof(to));
 	if (r < 0)
 		return sys_err(s, "name a version", r);
+	r = refuse_mounted(s, from, "remove");
+	if (r < 0)
+		return r;
 	if (cvm_plan_dry()) {
 		char shown[4096];
 		snprintf(shown, sizeof(shown), "%s/versions/%s", s->display, id);
@@ -913,4 +951,172 @@ int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len)
 	if (strncmp(target, "../versions/", 12) || strchr(target + 12, '/'))
 		return -ENOENT;
 	return cvm_fmt(id, len, "%s", target + 12);
+}
+
+int cvm_active_check(struct cvm_store *s, const char *cuda, char *id, size_t len,
+		     const char **broken)
+{
+	char name[64];
+	struct stat st;
+	int r;
+
+	*broken = NULL;
+	if (len)
+		id[0] = '\0';
+	if (cvm_fmt(name, sizeof(name), "active/cuda-%s", cuda) < 0)
+		return -ENAMETOOLONG;
+	if (fstatat(s->fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return -errno;
+	if (!S_ISLNK(st.st_mode)) {
+		*broken = S_ISDIR(st.st_mode) ? "it is a folder, not the link 'use' writes"
+			: S_ISREG(st.st_mode) ? "it is a regular file, not the link 'use' writes"
+			: "it is not the link 'use' writes";
+		return 0;
+	}
+	r = cvm_active_get(s, cuda, id, len);
+	if (r == -ENOENT) {
+		*broken = "it points outside the store's versions folder";
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	if (!strcmp(id, ".") || !strcmp(id, "..") || !id[0]) {
+		*broken = "it points outside the store's versions folder";
+		id[0] = '\0';
+	} else if (!cvm_store_has(s, id))
+		*broken = "the version it names is not installed";
+	return 0;
+}
+
+/* The toolkits ("11.8") with an entry in STORE/active/, whatever it is. */
+static int active_list(struct cvm_store *s, char ***cudas, size_t *n)
+{
+	struct dirent *de;
+	char **v = NULL;
+	DIR *d;
+	int fd, r = 0;
+
+	*cudas = NULL;
+	*n = 0;
+	fd = openat(s->fd, "active", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(d))) {
+		char **nv;
+		/* What use names them: cuda-X.Y (its temporary names hold more dots). */
+		if (strncmp(de->d_name, "cuda-", 5) ||
+		    strspn(de->d_name + 5, "0123456789.") != strlen(de->d_name + 5) || !de->d_name[5])
+			continue;
+		nv = realloc(v, (*n + 1) * sizeof(*nv));
+		if (!nv) {
+			r = -ENOMEM;
+			break;
+		}
+		v = nv;
+		v[*n] = strdup(de->d_name + 5);
+		if (!v[*n]) {
+			r = -ENOMEM;
+			break;
+		}
+		(*n)++;
+	}
+	closedir(d);
+	*cudas = v;
+	if (r < 0) {
+		cvm_strv_free(v, *n);
+		*cudas = NULL;
+		*n = 0;
+	}
+	return r;
+}
+
+int cvm_active_each_broken(struct cvm_store *s, cvm_active_broken_fn fn, void *arg)
+{
+	char **cudas = NULL, id[160];
+	const char *broken;
+	size_t n = 0;
+	int r, bad = 0;
+
+	r = active_list(s, &cudas, &n);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		int k = cvm_active_check(s, cudas[i], id, sizeof(id), &broken);
+		if (k == -ENOENT)
+			continue;	/* deactivated meanwhile */
+		if (k < 0)
+			broken = strerror(-k);
+		if (!broken)
+			continue;
+		bad++;
+		fn(arg, cudas[i], id, broken);
+	}
+	cvm_strv_free(cudas, n);
+	return r < 0 ? r : bad;
+}
+
+/* cvm_store_check_version's walk: each object against the rule of trust.h. */
+struct version_walk {
+	cvm_store_problem_fn fn;
+	void *arg;
+	int bad;
+};
+
+static int check_object(void *arg, int dirfd, const char *name, const char *rel,
+			const struct stat *st, enum cvm_walk_event ev)
+{
+	struct version_walk *w = arg;
+	char why[192];
+
+	(void)dirfd;
+	(void)name;
+	if (ev == CVM_WALK_DIR_DONE)
+		return 0;
+	if (ev == CVM_WALK_MOUNT) {
+		w->fn(w->arg, rel, "a mount point: another file system is mounted there (not entered)");
+		w->bad++;
+	} else if (cvm_trust_installed_why(st, why, sizeof(why))) {
+		w->fn(w->arg, rel, why);
+		w->bad++;
+	}
+	return 0;
+}
+
+int cvm_store_check_version(struct cvm_store *s, const char *id, cvm_store_problem_fn fn, void *arg)
+{
+	struct version_walk w = { .fn = fn, .arg = arg };
+	char path[4096], why[1024];
+	struct cvm_trust t;
+	struct stat st;
+	int fd, r;
+
+	/* The folders above it, as the smoke test's loader would reach them. */
+	r = cvm_fmt(path, sizeof(path), "%s/versions", s->path);
+	if (r == 0)
+		r = cvm_trust_check(path, &t);
+	if (r == -CVM_E_PERM) {
+		snprintf(why, sizeof(why), "'%.600s' on its path: %s", cvm_safe(t.path), t.why);
+		fn(arg, ".", why);
+		w.bad++;
+	} else if (r < 0) {
+		return r;
+	}
+	fd = cvm_store_open_version(s, id);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	if (cvm_trust_installed_why(&st, why, sizeof(why))) {
+		fn(arg, ".", why);
+		w.bad++;
+	}
+	r = cvm_walk_at(fd, check_object, &w);
+	close(fd);
+	return r < 0 ? r : w.bad;
 }

@@ -39,9 +39,37 @@ const char *cvm_trust_stat_why(const struct stat *st)
 	return writers(st);
 }
 
-bool cvm_trust_mode_writable(unsigned mode)
+const char *cvm_trust_installed_why(const struct stat *st, char *buf, size_t len)
 {
-	return (mode & (S_IWGRP | S_IWOTH)) != 0;
+	unsigned mode = (unsigned)(st->st_mode & 07777);
+	const char *why;
+
+	if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode) && !S_ISLNK(st->st_mode)) {
+		snprintf(buf, len, "not a regular file, folder or symlink");
+		return buf;
+	}
+	/* No owners or mode bits on Windows (trust.h): only what an object is counts there. */
+	if (CVM_WINDOWS)
+		return NULL;
+	if (!owner_ok(st->st_uid)) {
+		snprintf(buf, len, "it belongs to another user (uid %u)", (unsigned)st->st_uid);
+		return buf;
+	}
+	/* A link's mode means nothing; its folder is checked. */
+	if (S_ISLNK(st->st_mode))
+		return NULL;
+	why = writers(st);
+	if (why)
+		snprintf(buf, len, "%s (mode %04o)", why, mode);
+	else if (mode & 07000)	/* set-uid, set-gid, sticky: mingw names none of them */
+		snprintf(buf, len, "a set-id or sticky bit is set (mode %04o)", mode);
+	else if (S_ISDIR(st->st_mode) && mode != 0755)
+		snprintf(buf, len, "mode %04o, not the 0755 install gives a folder", mode);
+	else if (S_ISREG(st->st_mode) && mode != 0644 && mode != 0755)
+		snprintf(buf, len, "mode %04o, not the 0644 or 0755 install gives a file", mode);
+	else
+		return NULL;
+	return buf;
 }
 
 int cvm_trust_obey(const char *path, const char *shown, const struct stat *st, const char *what)

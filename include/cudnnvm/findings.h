@@ -31,6 +31,17 @@ void cvm_findings_vproblem(struct cvm_findings *f, const char *fix, const char *
 /* What could not be checked, and why. */
 void cvm_findings_unchecked(struct cvm_findings *f, const char *what, const char *why);
 
+struct cvm_store;
+
+/*
+ * The store's own state, the same on both platforms: each entry of
+ * STORE/active/ that is not the link use writes to an installed version
+ * (cvm_active_check), and each installed version with an object that
+ * fails the rule of cvm_store_check_version (the first one named), as
+ * problems with their fixes.
+ */
+void cvm_findings_store(struct cvm_findings *f, struct cvm_store *s);
+
 /* The closing line (text only): how many problems, or that there are none in what was checked. */
 void cvm_findings_summary(const struct cvm_findings *f);
 

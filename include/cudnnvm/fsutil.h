@@ -20,14 +20,26 @@ int cvm_mkdir_p_at(int dirfd, const char *path, mode_t mode);
 /*
  * Removes name below dirfd and everything under it, never following a
  * symlink. Iterative (cvm_walk_at): any depth, one descriptor at a time.
+ * It never crosses into another file system: when name is, or holds, a
+ * mount point (cvm_tree_mount), it deletes nothing and returns -EXDEV.
  */
 int cvm_rm_rf_at(int dirfd, const char *name);
+
+/*
+ * Whether name below dirfd is a mount point or has one under it (a bind
+ * mount of the same file system included): 1 with rel set to the first one
+ * found ("name/sub/dir", relative to dirfd), 0 when none (or name is gone),
+ * or -errno. Every walk that deletes calls it first, so that it can refuse
+ * before it has deleted anything.
+ */
+int cvm_tree_mount(int dirfd, const char *name, char *rel, size_t len);
 
 /* What cvm_walk_at reports. */
 enum cvm_walk_event {
 	CVM_WALK_ENTRY,		/* not a folder: a file, a symlink, anything else */
 	CVM_WALK_DIR,		/* a folder, before its contents; the callback's 1 skips them */
 	CVM_WALK_DIR_DONE,	/* the same folder, after its contents */
+	CVM_WALK_MOUNT,		/* on another mount than the top (a mount point): never entered */
 };
 
 /*
@@ -45,6 +57,9 @@ typedef int (*cvm_walk_fn)(void *arg, int dirfd, const char *name, const char *r
  * is iterative and holds one folder descriptor at a time whatever the depth:
  * a folder's names are read, then it is left for a subfolder and re-entered
  * through ".." (checked against its device and inode, -ESTALE when it moved).
+ * It never crosses a mount point: an object on another mount than the top
+ * (another device, or another mount id: a bind mount) is given as
+ * CVM_WALK_MOUNT and neither entered nor given as an entry or a folder.
  * Returns 0, the callback's negative code, or -errno.
  */
 int cvm_walk_at(int dirfd, cvm_walk_fn fn, void *arg);

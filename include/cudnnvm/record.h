@@ -40,6 +40,7 @@ struct cvm_file {
 	char sha256[CVM_SHA256_HEX];
 	uint64_t size;
 	unsigned mode;
+	bool mount;			/* cvm_tree_scan: a mount point, not entered */
 };
 
 struct cvm_filelist {
@@ -63,7 +64,8 @@ void cvm_record_release(struct cvm_record *r);
 /*
  * Lists the tree at dirfd as it is now (regular files hashed, symlinks with
  * their bodies; folders and .cudnnvm/ left out), sorted by path. Anything
- * else (a fifo, a device) is listed with link "" and no hash.
+ * else (a fifo, a device) is listed with link "" and no hash; so is a mount
+ * point (the walk never enters one, fsutil.h), with mount set.
  */
 int cvm_tree_scan(int dirfd, struct cvm_filelist *out);
 

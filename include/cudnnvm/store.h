@@ -104,6 +104,40 @@ int cvm_store_id(char *buf, size_t len, const char *version, int cuda_major, con
 /* The id STORE/active/cuda-<cuda> ("11.8") names into id: 0, or -ENOENT when none. */
 int cvm_active_get(struct cvm_store *s, const char *cuda, char *id, size_t len);
 
+/*
+ * What STORE/active/cuda-<cuda> is, for current, list, doctor and verify.
+ * -ENOENT: nothing is active. 0: it is there; with *broken NULL, the link
+ * use writes to an installed version (id filled); else *broken says (a
+ * static text) why it is not one: a file or folder instead of the link, a
+ * link out of versions/, a link to a version that is not installed (id
+ * names it; "" otherwise). Other -errno as they come. Prints nothing.
+ */
+int cvm_active_check(struct cvm_store *s, const char *cuda, char *id, size_t len,
+		     const char **broken);
+
+/* A broken entry of STORE/active/: its toolkit ("11.8"), the id it names ("" if none), why. */
+typedef void (*cvm_active_broken_fn)(void *arg, const char *cuda, const char *id, const char *why);
+
+/*
+ * Calls fn for each entry of STORE/active/ that is not the link use writes
+ * to an installed version (cvm_active_check), whether or not its toolkit
+ * is still there. The number of them (>= 0), or -errno. Prints nothing.
+ */
+int cvm_active_each_broken(struct cvm_store *s, cvm_active_broken_fn fn, void *arg);
+
+/* A difference cvm_store_check_version found: rel is "." for the version folder itself. */
+typedef void (*cvm_store_problem_fn)(void *arg, const char *rel, const char *why);
+
+/*
+ * Checks versions/<id>, every folder, file and link in it (its record's
+ * folder too), and the folders above it, by the rule one object of a
+ * version must meet (cvm_trust_installed_why, trust.h: what install makes,
+ * and what the smoke test of `use` trusts), and that no file system is
+ * mounted in it. Calls fn for each object that fails; never follows a link
+ * or enters a mount. The number of failures (>= 0), or -errno.
+ */
+int cvm_store_check_version(struct cvm_store *s, const char *id, cvm_store_problem_fn fn, void *arg);
+
 /* Splits an id; version and platform buffers of vlen/plen. 0 or -CVM_E_VERSION. */
 int cvm_store_parse_id(const char *id, char *version, size_t vlen, int *cuda_major,
 		       char *platform, size_t plen);

@@ -26,6 +26,7 @@
  * R's own chain, then the chain inside R).
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/stat.h>
 
 #include "cudnnvm/json.h"
@@ -63,10 +64,15 @@ const char *cvm_trust_stat_why(const struct stat *st);
 int cvm_trust_obey(const char *path, const char *shown, const struct stat *st, const char *what);
 
 /*
- * For a file cudnnvm installed (0644 or 0755): whether its permission bits
- * let a group or every user write it, i.e. someone other than its owner.
+ * The rule for one object of an installed version (lstat in st), shared by
+ * verify and doctor: what install makes, a regular file of mode 0644 or
+ * 0755, a folder of mode 0755, or a symlink, with no set-id or sticky bit,
+ * owned and writable as cvm_trust_stat_why requires (the rule the smoke
+ * test of `use` applies before it loads anything). NULL when it holds,
+ * else buf, holding why ("every user can write it (mode 0757)"). On
+ * Windows only the kind of object is checked.
  */
-bool cvm_trust_mode_writable(unsigned mode);
+const char *cvm_trust_installed_why(const struct stat *st, char *buf, size_t len);
 
 /*
  * Says (one warning on stderr) that what ("bin/nvcc of '/usr/local/cuda-12.4'")

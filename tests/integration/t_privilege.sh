@@ -261,7 +261,7 @@ assert_out_lacks "CUDNN_PATH" "refused: env prints no exports"
 chmod o+w "$STORE/versions/$ID896/lib/libcudnn.so.8.9.6"
 cvm verify 8.9.6
 assert_rc 3 "verify with a library every user can write: exit 3"
-assert_err_contains "writable by others: lib/libcudnn.so.8.9.6" "verify names that file"
+assert_err_contains "every user can write it (mode 0757): lib/libcudnn.so.8.9.6" "verify names that file, and why"
 chmod o-w "$STORE/versions/$ID896/lib/libcudnn.so.8.9.6"
 cvm verify 8.9.6
 assert_rc 0 "verify once it is 0644 again: exit 0"

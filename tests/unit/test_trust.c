@@ -76,9 +76,42 @@ int main(void)
 	r = chdir(top);
 	CHECK_INT(r == 0 ? cvm_trust_check("a/b", &t) : -1, 0, "a relative path is taken from the working folder");
 
-	CHECK(cvm_trust_mode_writable(0664) && cvm_trust_mode_writable(0646) &&
-	      !cvm_trust_mode_writable(0755) && !cvm_trust_mode_writable(0644),
-	      "mode_writable: group or other write bits");
+	{
+		/* The rule for one object of a version: what install makes, trusted as use needs. */
+		struct stat o = { .st_uid = geteuid(), .st_gid = getegid() };
+		char why[192];
+
+		o.st_mode = S_IFREG | 0644;
+		CHECK(!cvm_trust_installed_why(&o, why, sizeof(why)), "installed: a 0644 file holds");
+		o.st_mode = S_IFREG | 0755;
+		CHECK(!cvm_trust_installed_why(&o, why, sizeof(why)), "installed: a 0755 file holds");
+		o.st_mode = S_IFDIR | 0755;
+		CHECK(!cvm_trust_installed_why(&o, why, sizeof(why)), "installed: a 0755 folder holds");
+		o.st_mode = S_IFLNK | 0777;
+		CHECK(!cvm_trust_installed_why(&o, why, sizeof(why)), "installed: a link holds");
+		o.st_mode = S_IFREG | 0646;
+		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
+		      !strcmp(why, "every user can write it (mode 0646)"), "installed: 0646: '%s'", why);
+		o.st_mode = S_IFREG | 04755;
+		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
+		      !strcmp(why, "a set-id or sticky bit is set (mode 4755)"), "installed: setuid: '%s'", why);
+		o.st_mode = S_IFDIR | 02755;
+		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
+		      !strcmp(why, "a set-id or sticky bit is set (mode 2755)"), "installed: setgid folder: '%s'", why);
+		o.st_mode = S_IFREG | 0600;
+		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
+		      !strcmp(why, "mode 0600, not the 0644 or 0755 install gives a file"), "installed: 0600: '%s'", why);
+		o.st_mode = S_IFDIR | 0700;
+		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
+		      !strcmp(why, "mode 0700, not the 0755 install gives a folder"), "installed: 0700 folder: '%s'", why);
+		o.st_mode = S_IFIFO | 0644;
+		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
+		      !strcmp(why, "not a regular file, folder or symlink"), "installed: a FIFO: '%s'", why);
+		o.st_mode = S_IFLNK | 0777;
+		o.st_uid = geteuid() == 65534 ? 65533 : 65534;
+		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) && strstr(why, "another user (uid"),
+		      "installed: a link of another user: '%s'", why);
+	}
 
 	if (geteuid() == 0) {
 		mkdir(at("s"), 0755);
