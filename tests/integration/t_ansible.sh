@@ -180,6 +180,13 @@ assert_hosts 's["failures"] == 1 and r["rc"] == 3 and "SHA-256" in r["msg"]' \
 eval "snapshot \"\$ROOT_node3\" >\"$AN/after.node3\""
 assert_same_snapshot "$AN/before.node3" "$AN/after.node3" "wrong sha256: node3's root is unchanged"
 
+# 8. an active link that names no installed version (current exits 1, "broken"): state=active puts it right
+ln -sfn ../versions/gone-cuda11-linux-x86_64 "$ROOT_node1/opt/cudnnvm/active/cuda-11.8"
+play want=8.9.6 state=active
+assert_hosts 's["changed"] == 1 and s["failures"] == 0 and r["id"] == "'"$ID896"'" and r["previous"] == "gone-cuda11-linux-x86_64"' \
+	"broken active link: state=active activates the version again, changed, previous named as the link had it" node1
+check "broken active link: 8.9.6 is active on node1 again" test "$(active_in node1)" = "$ID896"
+
 # The module's documentation parses (ansible-doc), the example playbook and role are valid.
 if LC_ALL=C.UTF-8 ANSIBLE_STDOUT_CALLBACK=default ansible-doc -t module cudnnvm >"$AN/doc" 2>&1 &&
 	grep -q "state" "$AN/doc" && grep -q "EXAMPLES" "$AN/doc"; then

@@ -188,9 +188,13 @@ class Cudnnvm(object):
     def active_id(self):
         if not self.m.params['cuda']:
             return None
-        _, doc = self.run(['current'] + self.cuda_args())
+        # current exits 1 with the entry marked "broken" when the active link
+        # no longer names a whole version: not active, so state=active repairs it.
+        rc, doc = self.run(['current'] + self.cuda_args(), ok=(0, 1))
+        if rc == 1 and not doc.get('active'):
+            self.run(['current'] + self.cuda_args())
         for a in doc.get('active', []):
-            if a.get('cuda') == self.m.params['cuda']:
+            if a.get('cuda') == self.m.params['cuda'] and not a.get('broken'):
                 return a.get('id')
         return None
 
