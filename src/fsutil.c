@@ -326,14 +326,23 @@ int cvm_write_file_at(int dirfd, const char *name, const void *buf, size_t len, 
 
 int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t *len)
 {
-	struct stat st;
-	char *b = NULL;
-	size_t n = 0;
-	int fd, r = 0;
+	int fd, r;
 
 	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	r = cvm_read_fd(fd, max, buf, len);
+	close(fd);
+	return r;
+}
+
+int cvm_read_fd(int fd, size_t max, char **buf, size_t *len)
+{
+	struct stat st;
+	char *b = NULL;
+	size_t n = 0;
+	int r = 0;
+
 	if (fstat(fd, &st) < 0) {
 		r = -errno;
 		goto out;
@@ -370,7 +379,6 @@ int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t
 		*len = n;
 out:
 	free(b);
-	close(fd);
 	return r;
 }
 
