@@ -146,27 +146,28 @@ static int check_tree(int vfd, const char *id, const struct cvm_filelist *want)
 			    "verify %s')", id, strerror(-r), id);
 	while (r == 0 && (i < want->n || j < have.n)) {
 		int c = i >= want->n ? 1 : j >= have.n ? -1 : strcmp(want->v[i].path, have.v[j].path);
-		const struct cvm_file *w = c <= 0 ? &want->v[i++] : NULL;
-		const struct cvm_file *h = c >= 0 ? &have.v[j++] : NULL;
-		const char *what, *why;
+		const struct cvm_file *f = c > 0 ? &have.v[j++] : &want->v[i++];
+		const char *what = NULL, *why;
 
-		if (!h)
+		if (c < 0) {
 			what = "is named by its record but missing";
-		else if (!w)
+		} else if (c > 0) {
 			what = "is not in its record";
-		else if (!w->link != !h->link)
-			what = "is not of the type its record says";
-		else if (w->link && strcmp(w->link, h->link))
-			what = "differs from its record (links)";
-		else
-			what = NULL;
+		} else {
+			const struct cvm_file *h = &have.v[j++];
+
+			if (!f->link != !h->link)
+				what = "is not of the type its record says";
+			else if (f->link && strcmp(f->link, h->link))
+				what = "differs from its record (links)";
+		}
 		if (what)
 			r = cvm_err(-CVM_E_INTEGRITY, "%s is damaged: %s %s (run 'cudnnvm verify %s'); "
-				    "no bundle is written", id, cvm_safe(w ? w->path : h->path), what, id);
-		else if ((why = name_problem(id, w)))
+				    "no bundle is written", id, cvm_safe(f->path), what, id);
+		else if ((why = name_problem(id, f)))
 			r = cvm_err(-CVM_E_INTEGRITY, "cannot export %s: %s%s%s: %s (install --bundle "
-				    "would refuse it); no bundle is written", id, cvm_safe(w->path),
-				    w->link ? " -> " : "", w->link ? cvm_safe(w->link) : "", why);
+				    "would refuse it); no bundle is written", id, cvm_safe(f->path),
+				    f->link ? " -> " : "", f->link ? cvm_safe(f->link) : "", why);
 	}
 	cvm_filelist_release(&have);
 	return r;

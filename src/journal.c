@@ -68,8 +68,11 @@ static int open_log(struct cvm_store *s, const char *name, int flags)
 	fd = openat(s->fd, name, flags | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0644);
 	if (fd < 0 && errno == ENOENT)
 		return -ENOENT;
-	r = fd < 0 ? -errno : fstat(fd, &st) < 0 ? -errno : 0;
-	if (r == 0 && S_ISREG(st.st_mode))
+	if (fd < 0)
+		r = -errno;
+	else
+		r = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 1 : 0;
+	if (r == 1)
 		return fd;
 	if (fd >= 0)
 		close(fd);
