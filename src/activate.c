@@ -128,7 +128,7 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		/* A second adopt run finishing the first: its journal line may not be written yet. */
 		struct cvm_journal_entry *e = NULL;
 		size_t n = 0;
-		if (cvm_journal_read(&ctx->store, cuda, &e, &n) == 0 &&
+		if (cvm_journal_read(&ctx->store, cuda, false, &e, &n) == 0 &&
 		    !(n && !strcmp(e[n - 1].kind, "adopt") && !strcmp(e[n - 1].to, to)))
 			r = cvm_journal_append(&ctx->store, cuda, "adopt", NULL, to, o->argc, o->argv);
 		free(e);

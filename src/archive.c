@@ -27,6 +27,8 @@
 	X(archive_entry_filetype) \
 	X(archive_entry_free) \
 	X(archive_entry_hardlink) \
+	X(archive_entry_copy_pathname) \
+	X(archive_entry_copy_symlink) \
 	X(archive_entry_new) \
 	X(archive_entry_pathname) \
 	X(archive_entry_pathname_utf8) \
@@ -100,6 +102,8 @@ int cvm_archive_load(void)
 #define archive_entry_filetype la.archive_entry_filetype
 #define archive_entry_free la.archive_entry_free
 #define archive_entry_hardlink la.archive_entry_hardlink
+#define archive_entry_copy_pathname la.archive_entry_copy_pathname
+#define archive_entry_copy_symlink la.archive_entry_copy_symlink
 #define archive_entry_new la.archive_entry_new
 #define archive_entry_pathname la.archive_entry_pathname
 #define archive_entry_pathname_utf8 la.archive_entry_pathname_utf8
@@ -490,7 +494,7 @@ static int wfail(struct cvm_archive_writer *w, const char *what)
 
 	if (w->error)
 		return cvm_err(w->error, "cannot write '%s': %s", cvm_safe(w->name), strerror(-w->error));
-	return cvm_err(-EIO, "cannot write '%s': %s: %s", cvm_safe(w->name), what,
+	return cvm_err(-EIO, "cannot write '%s': %s: %s", cvm_safe(w->name), cvm_safe(what),
 		       cvm_safe(why ? why : "unknown error"));
 }
 
@@ -525,23 +529,72 @@ int cvm_archive_writer_open(int fd, const char *name, bool zstd, struct cvm_arch
 	return 0;
 }
 
+static bool is_utf8(const char *s)
+{
+	size_t n;
+
+	for (; *s; s += n)
+		if (!(n = cvm_utf8_len((const unsigned char *)s)))
+			return false;
+	return true;
+}
+
+/*
+ * Names go in as their bytes: this process runs in the C locale, where
+ * libarchive can translate no byte above 0x7f to the UTF-8 of a pax header,
+ * so it writes such a name as it is, marked hdrcharset=BINARY (with
+ * ARCHIVE_WARN), and a reader gets the same bytes back. Its UTF-8 setter
+ * would crash its header writer on any name it cannot translate back to the
+ * locale, UTF-8 or not (issue 24). 1 when the name is not ASCII (a warning
+ * is its due), else 0. On Windows names are UTF-8 (they come from UTF-16)
+ * and go in as such, the raw setter reading the ANSI code page: another
+ * name is -EILSEQ.
+ */
+static int set_name(struct archive_entry *e, const char *name, bool link)
+{
+	bool ascii = true;
+
+	for (const char *p = name; *p && ascii; p++)
+		ascii = (unsigned char)*p < 0x80;
+	if (CVM_WINDOWS && !is_utf8(name))
+		return -EILSEQ;
+	if (CVM_WINDOWS && link)
+		archive_entry_set_symlink_utf8(e, name);
+	else if (CVM_WINDOWS)
+		archive_entry_set_pathname_utf8(e, name);
+	else if (link)
+		archive_entry_copy_symlink(e, name);
+	else
+		archive_entry_copy_pathname(e, name);
+	return !ascii;
+}
+
 static int header(struct cvm_archive_writer *w, const char *path, unsigned type, unsigned mode,
 		  uint64_t size, const char *link, int64_t mtime)
 {
 	struct archive_entry *e = archive_entry_new();
-	int r = 0;
+	int r, raw = 0, k;
 
 	if (!e)
 		return -ENOMEM;
-	archive_entry_set_pathname_utf8(e, path);
+	r = raw = set_name(e, path, false);
+	if (r >= 0 && link) {
+		r = set_name(e, link, true);
+		raw |= r;
+	}
+	if (r < 0) {
+		r = cvm_err(r, "cannot write '%s': the name %s%s%s is not UTF-8", cvm_safe(w->name),
+			    cvm_safe(path), link ? " -> " : "", link ? cvm_safe(link) : "");
+		goto out;
+	}
 	archive_entry_set_filetype(e, type);
 	archive_entry_set_perm(e, mode);
 	archive_entry_set_size(e, (la_int64_t)size);
 	archive_entry_set_mtime(e, (time_t)mtime, 0);
-	if (link)
-		archive_entry_set_symlink_utf8(e, link);
-	if (archive_write_header(w->a, e) != ARCHIVE_OK)
-		r = wfail(w, path);
+	/* A name not ASCII gives ARCHIVE_WARN: "cannot translate to UTF-8, written as bytes". */
+	k = archive_write_header(w->a, e);
+	r = k == ARCHIVE_OK || (raw && k == ARCHIVE_WARN) ? 0 : wfail(w, path);
+out:
 	archive_entry_free(e);
 	return r;
 }
@@ -581,7 +634,8 @@ int cvm_archive_writer_file(struct cvm_archive_writer *w, const char *path, unsi
 		goto out;
 	}
 	r = header(w, path, AE_IFREG, mode, size, NULL, mtime);
-	while (r == 0 && left) {
+	/* A Ctrl-C (cvm_interrupts_catch) ends a large file early: the caller cleans up. */
+	while (r == 0 && left && !cvm_interrupted) {
 		ssize_t n = read(in, buf, left < cap ? (size_t)left : cap);
 
 		if (n < 0 && errno == EINTR)
@@ -598,6 +652,8 @@ int cvm_archive_writer_file(struct cvm_archive_writer *w, const char *path, unsi
 		r = cvm_sha256_update(sha, buf, (size_t)n);
 		left -= (uint64_t)n;
 	}
+	if (r == 0 && left)
+		r = -EINTR;
 	if (r == 0)
 		r = cvm_sha256_final(sha, digest);
 out:

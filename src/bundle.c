@@ -22,6 +22,7 @@
 #include "cudnnvm/cache.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/digest.h"
+#include "cudnnvm/entry.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/extract.h"
 #include "cudnnvm/fault.h"
@@ -103,6 +104,95 @@ static int add_file(struct cvm_archive_writer *w, int vfd, const char *id, const
 	return 0;
 }
 
+/*
+ * Why install --bundle would refuse the entry id/f->path (entry.h's rules),
+ * or NULL: export writes nothing that no install takes back.
+ */
+static const char *name_problem(const char *id, const struct cvm_file *f)
+{
+	const char *why = cvm_entry_name_problem(f->path), *p = f->path, *e;
+	unsigned depth = 0;
+
+	if (why)
+		return why;
+	if (strlen(id) + strlen(f->path) + 3 > 4096)
+		return "name too long";
+	for (; *p; p = *e ? e + 1 : e) {
+		e = strchrnul(p, '/');
+		if (e - p > CVM_ENTRY_MAX_COMPONENT)
+			return "a name component longer than 255 bytes";
+		if (++depth > CVM_ENTRY_MAX_DEPTH)
+			return "more than 32 folders deep";
+	}
+	return f->link ? cvm_entry_link_problem(f->path, f->link) : NULL;
+}
+
+/*
+ * The version as it is must be what its record lists, as verify compares
+ * them (the hashes aside: add_file checks each as it writes it), and each
+ * name must be one install takes: a bundle is never made of what an edited
+ * or damaged record names (a line of files.sha256 or links naming what is
+ * not there, or a name outside the version, is never opened), nor of what
+ * the record does not name. want is sorted. 0 or -CVM_E_INTEGRITY (printed).
+ */
+static int check_tree(int vfd, const char *id, const struct cvm_filelist *want)
+{
+	struct cvm_filelist have = { 0 };
+	size_t i = 0, j = 0;
+	int r = cvm_tree_list(vfd, &have);
+
+	if (r < 0)
+		r = cvm_err(-CVM_E_INTEGRITY, "%s is damaged: cannot list its files: %s (run 'cudnnvm "
+			    "verify %s')", id, strerror(-r), id);
+	while (r == 0 && (i < want->n || j < have.n)) {
+		int c = i >= want->n ? 1 : j >= have.n ? -1 : strcmp(want->v[i].path, have.v[j].path);
+		const struct cvm_file *f = c > 0 ? &have.v[j++] : &want->v[i++];
+		const char *what = NULL, *why;
+
+		if (c < 0) {
+			what = "is named by its record but missing";
+		} else if (c > 0) {
+			what = "is not in its record";
+		} else {
+			const struct cvm_file *h = &have.v[j++];
+
+			if (!f->link != !h->link)
+				what = "is not of the type its record says";
+			else if (f->link && strcmp(f->link, h->link))
+				what = "differs from its record (links)";
+		}
+		if (what)
+			r = cvm_err(-CVM_E_INTEGRITY, "%s is damaged: %s %s (run 'cudnnvm verify %s'); "
+				    "no bundle is written", id, cvm_safe(f->path), what, id);
+		else if ((why = name_problem(id, f)))
+			r = cvm_err(-CVM_E_INTEGRITY, "cannot export %s: %s%s%s: %s (install --bundle "
+				    "would refuse it); no bundle is written", id, cvm_safe(f->path),
+				    f->link ? " -> " : "", f->link ? cvm_safe(f->link) : "", why);
+	}
+	cvm_filelist_release(&have);
+	return r;
+}
+
+/*
+ * FILE is created or replaces a regular file: a symlink, a folder or
+ * anything else there is not export's to replace (the final rename would
+ * replace a link, never follow it; a folder would fail only at the end).
+ */
+static int check_dest(const char *file)
+{
+	struct stat st;
+
+	if (lstat(file, &st) < 0)
+		return errno == ENOENT ? 0 : cvm_err(-errno, "cannot export to '%s': %s",
+						     cvm_safe(file), strerror(errno));
+	if (S_ISREG(st.st_mode))
+		return 0;
+	return cvm_err(-CVM_E_CONFLICT, "cannot export to '%s': it is %s, not a regular file "
+		       "(export replaces only a file); nothing written", cvm_safe(file),
+		       S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a folder"
+		       : "a special file");
+}
+
 static int write_bundle(struct cvm_archive_writer *w, int vfd, const char *id,
 			const struct cvm_filelist *files, int64_t mtime)
 {
@@ -111,7 +201,7 @@ static int write_bundle(struct cvm_archive_writer *w, int vfd, const char *id,
 	int r;
 
 	r = cvm_archive_writer_dir(w, id, mtime);
-	for (size_t i = 0; i < files->n && r == 0; i++) {
+	for (size_t i = 0; i < files->n && r == 0 && !cvm_interrupted; i++) {
 		const struct cvm_file *f = &files->v[i];
 
 		r = add_parents(w, &dirs, id, f->path, mtime);
@@ -146,7 +236,7 @@ static int write_bundle(struct cvm_archive_writer *w, int vfd, const char *id,
 		free(buf);
 	}
 	cvm_filelist_release(&dirs);
-	return r;
+	return r == 0 && cvm_interrupted ? -EINTR : r;
 }
 
 int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, bool zstd,
@@ -175,7 +265,13 @@ int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, boo
 			  : cvm_err(r, "cannot look for mount points in %s: %s", id, strerror(-r));
 		goto out;
 	}
+	r = check_dest(file);
+	if (r < 0)
+		goto out;
 	r = cvm_record_read(vfd, id, &rec);
+	if (r == 0 && strcmp(rec.id, id))
+		r = cvm_err(-CVM_E_INTEGRITY, "%s is damaged: its record is of %s (run 'cudnnvm "
+			    "verify %s')", id, cvm_safe(rec.id), id);
 	if (r == 0)
 		r = cvm_record_read_files(vfd, id, &files);
 	if (r < 0) {
@@ -183,19 +279,28 @@ int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, boo
 		goto out;
 	}
 	cvm_filelist_sort(&files);
+	r = check_tree(vfd, id, &files);
+	if (r < 0)
+		goto out;
 	r = cvm_fmt(tmp, sizeof(tmp), "%s.tmp.%ld", file, (long)getpid());
 	if (r < 0) {
 		r = cvm_err(r, "'%s': name too long", cvm_safe(file));
 		goto out;
 	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	/* Beside FILE (the rename stays in its folder), new, never through a link. */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
 	if (fd < 0) {
 		r = cvm_err(-errno, "cannot create '%s': %s", cvm_safe(tmp), strerror(errno));
 		goto out;
 	}
+	/* From here a Ctrl-C, SIGTERM or SIGHUP ends the export at the next step, cleaned up. */
+	cvm_interrupts_catch(true);
 	r = cvm_archive_writer_open(fd, file, zstd, &w);
 	if (r == 0)
 		r = write_bundle(w, vfd, id, &files, rec.installed_at);
+	cvm_fault("export-written");
+	if (r == 0 && cvm_interrupted)
+		r = -EINTR;
 	if (r == 0)
 		r = cvm_archive_writer_close(w, d, &info->size);
 	if (r == 0 && fsync(fd) < 0)
@@ -214,6 +319,12 @@ out:
 		if (r < 0)
 			unlink(tmp);
 	}
+	if (cvm_interrupted && r == -EINTR) {
+		cvm_err(r, "interrupted: no bundle was written");
+		/* As a shell reports a command that a signal stopped. */
+		r = 128 + cvm_interrupted;
+	}
+	cvm_interrupts_catch(false);
 	cvm_filelist_release(&files);
 	cvm_record_release(&rec);
 	close(vfd);

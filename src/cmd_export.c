@@ -73,8 +73,8 @@ int cvm_cmd_export(struct cvm_ctx *ctx, int argc, char **argv)
 		goto out;
 	}
 	r = cvm_bundle_export(ctx, ids[0], file, zstd, &info);
-	if (r < 0)
-		goto out;
+	if (r != 0)
+		goto out;	/* an error, or 128 + the signal that interrupted it */
 	if (cvm_out.json) {
 		cvm_json *o = cvm_json_object();
 

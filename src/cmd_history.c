@@ -24,7 +24,7 @@ static int show(struct cvm_ctx *ctx, const char *cuda, cvm_json *arr)
 	char when[32];
 	int r;
 
-	r = cvm_journal_read(&ctx->store, cuda, &e, &n);
+	r = cvm_journal_read(&ctx->store, cuda, true, &e, &n);
 	if (r < 0)
 		return r;
 	for (size_t i = 0; i < n; i++) {

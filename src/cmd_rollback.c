@@ -51,7 +51,7 @@ int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
 	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
 	if (cvm_active_get(&ctx->store, cuda, cur, sizeof(cur)) < 0)
 		cur[0] = '\0';
-	r = cvm_journal_read(&ctx->store, cuda, &e, &n);
+	r = cvm_journal_read(&ctx->store, cuda, true, &e, &n);
 	if (r < 0)
 		goto out;
 	r = cvm_journal_previous(e, n, cur[0] ? cur : NULL, installed, &ctx->store, to, sizeof(to));

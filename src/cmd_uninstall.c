@@ -48,7 +48,7 @@ static int deactivate(struct cvm_ctx *ctx, const char *id, const char *cuda, int
 
 	r = cvm_toolkit_select(ctx->root, cuda, &tk);
 	if (r == 0)
-		r = cvm_journal_read(&ctx->store, cuda, &e, &n);
+		r = cvm_journal_read(&ctx->store, cuda, true, &e, &n);
 	if (r < 0)
 		goto out;
 	to = most_recent_other(&ctx->store, e, n, id);

@@ -532,6 +532,8 @@ int cvm_read_fd(int fd, size_t max, char **buf, size_t *len)
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -CVM_E_NOTREG;
 	if ((uint64_t)st.st_size > max)
 		return -EFBIG;
 	b = malloc((size_t)st.st_size + 1);

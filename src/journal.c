@@ -53,9 +53,43 @@ static int format_line(char *line, size_t len, const char *kind, const char *fro
 		       from && *from ? from : "-", to && *to ? to : "-", cmd);
 }
 
+/*
+ * Opens a journal (name below the store) and refuses anything but a regular
+ * file: a symlink is never followed, a FIFO never waited on, a folder never
+ * read as an empty journal. The descriptor, -ENOENT (not printed) when there
+ * is none and flags do not create it, or an error (printed).
+ */
+static int open_log(struct cvm_store *s, const char *name, int flags)
+{
+	struct stat st;
+	const char *what;
+	int fd;
+
+	fd = cvm_open_regular(s->fd, name, flags | O_NOFOLLOW, 0644);
+	if (fd >= 0 || fd == -ENOENT)
+		return fd;
+	if (fd == -CVM_E_NOTREG && fstatat(s->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		what = S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISDIR(st.st_mode) ? "a folder"
+		       : S_ISFIFO(st.st_mode) ? "a FIFO" : "a special file";
+		return cvm_err(-CVM_E_CONFLICT, "'%s/%s' is %s, not cudnnvm's journal (a regular "
+			       "file): refused, left as it is", cvm_safe(s->display), name, what);
+	}
+	return cvm_err(fd, "cannot open '%s/%s': %s", cvm_safe(s->display), name, cvm_strerror(fd));
+}
+
+/*
+ * Appended after a last line that has no end (a journal cut short, a crash
+ * in the middle of a write): it ends that line so that the next one starts
+ * on a line of its own, and it keeps the torn line unreadable as an entry
+ * whatever its length (parse_line wants exactly 6 fields, the first 5 not
+ * empty: a fragment ending in its k-th field gets k+2 fields more, empty).
+ */
+#define TORN_END "\t\t(cut short)\n"
+
 static int append_line(struct cvm_store *s, const char *cuda, const char *line)
 {
-	char name[64];
+	char name[64], buf[1600], last = '\n';
+	struct stat st;
 	int fd, r;
 
 	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
@@ -71,12 +105,18 @@ static int append_line(struct cvm_store *s, const char *cuda, const char *line)
 	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
 		return cvm_err(-errno, "cannot write the journal in '%s': %s", cvm_safe(s->display),
 			       strerror(errno));
-	fd = cvm_open_regular(s->fd, name, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW, 0644);
+	fd = open_log(s, name, O_RDWR | O_APPEND | O_CREAT);
 	if (fd < 0)
-		return cvm_err(fd, "cannot open '%s/%s': %s", cvm_safe(s->display), name,
-			       cvm_strerror(fd));
+		return fd;
+	/* Writers hold the store lock: the end seen here is the end written after. */
+	r = fstat(fd, &st) < 0 ? -errno : 0;
+	if (r == 0 && st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) != 1)
+		r = -errno;
+	if (r == 0)
+		r = cvm_fmt(buf, sizeof(buf), "%s%s", last == '\n' ? "" : TORN_END, line);
 	/* One write of one line: O_APPEND keeps concurrent readers seeing whole lines. */
-	r = cvm_write_all(fd, line, strlen(line));
+	if (r == 0)
+		r = cvm_write_all(fd, buf, strlen(buf));
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
 	close(fd);
@@ -101,20 +141,23 @@ int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *k
 			    const char *from, const char *to, int argc, char **argv)
 {
 	char name[64], line[1400];
-	struct stat st;
 	int fd, r;
 
 	/* A dry run journals nothing, so it announces nothing either. */
 	if (cvm_plan_dry())
 		return 0;
-	/* Before anything switches: a journal that is not a file (a FIFO) could take no line. */
-	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
-	if (r == 0 && fstatat(s->fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode))
-		return cvm_err(-CVM_E_NOTREG, "'%s/%s': not a regular file (left as it is; nothing "
-			       "changed)", cvm_safe(s->display), name);
 	r = format_line(line, sizeof(line), kind, from, to, argc, argv);
 	if (r == 0)
-		r = cvm_fmt(name, sizeof(name), "cuda-%s.pending", cuda);
+		r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
+	if (r < 0)
+		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+	/* A journal that cannot take the line refuses the switch before anything changes. */
+	fd = open_log(s, name, O_RDONLY);
+	if (fd < 0 && fd != -ENOENT)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	r = cvm_fmt(name, sizeof(name), "cuda-%s.pending", cuda);
 	if (r < 0)
 		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
 	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
@@ -139,20 +182,51 @@ void cvm_journal_pending_clear(struct cvm_store *s, const char *cuda)
 		(void)cvm_do_unlink_at(s->fd, name, shown);
 }
 
+/* A field as the writer makes it: not empty (unless it may be), no control character, fits. */
+static bool field_ok(const char *f, size_t cap, bool may_be_empty)
+{
+	size_t n = strlen(f);
+
+	if ((!n && !may_be_empty) || n >= cap)
+		return false;
+	for (; *f; f++)
+		if ((unsigned char)*f < 0x20 || *f == 0x7f)
+			return false;
+	return true;
+}
+
+static bool known_kind(const char *k)
+{
+	return !strcmp(k, "use") || !strcmp(k, "rollback") || !strcmp(k, "adopt") ||
+	       !strcmp(k, "deactivate");
+}
+
+/*
+ * One line (no newline) into e: 0, or -1 unless it is whole as format_line
+ * writes it: exactly 6 tab-separated fields, a decimal time, a known kind,
+ * from and to an id or "-", none cut by the size of its field in e.
+ */
 static int parse_line(char *line, struct cvm_journal_entry *e)
 {
-	char *f[6], *save = NULL, *end;
+	char *f[6], *end;
 	int i;
 
 	for (i = 0; i < 6; i++) {
-		f[i] = strtok_r(i ? NULL : line, "\t", &save);
-		if (!f[i])
-			return i == 5 ? (f[5] = "", 0) : -1;
+		f[i] = line;
+		line = strchr(line, '\t');
+		if (line)
+			*line++ = '\0';
+		else if (i < 5)
+			return -1;
 	}
+	if (line || !*f[0] || strspn(f[0], "0123456789") != strlen(f[0]) || strlen(f[0]) > 18 ||
+	    !field_ok(f[1], sizeof(e->user), false) || !known_kind(f[2]) ||
+	    !field_ok(f[3], sizeof(e->from), false) || strchr(f[3], ' ') ||
+	    !field_ok(f[4], sizeof(e->to), false) || strchr(f[4], ' ') ||
+	    !field_ok(f[5], sizeof(e->command), true))
+		return -1;
 	memset(e, 0, sizeof(*e));
 	e->time = strtoll(f[0], &end, 10);
-	if (*end)
-		return -1;
 	snprintf(e->user, sizeof(e->user), "%s", f[1]);
 	snprintf(e->kind, sizeof(e->kind), "%s", f[2]);
 	snprintf(e->from, sizeof(e->from), "%s", strcmp(f[3], "-") ? f[3] : "");
@@ -161,45 +235,100 @@ static int parse_line(char *line, struct cvm_journal_entry *e)
 	return 0;
 }
 
-int cvm_journal_read(struct cvm_store *s, const char *cuda, struct cvm_journal_entry **out,
-		     size_t *n)
+/* Line lineno (from 1) is ignored; said when report, the first few in full. */
+static void damaged(struct cvm_store *s, const char *name, size_t lineno, const char *why,
+		    bool report, size_t *count)
+{
+	if (report && ++*count <= 5)
+		cvm_warn("'%s/%s': line %zu is damaged (%s): ignored", cvm_safe(s->display), name,
+			 lineno, why);
+}
+
+/* The entries of buf (len bytes), each line whole or skipped. *out is malloc'd. */
+static int parse_all(struct cvm_store *s, const char *name, char *buf, size_t len, bool report,
+		     struct cvm_journal_entry **out, size_t *n)
 {
 	struct cvm_journal_entry *v = NULL, e;
-	char name[64], *buf = NULL, *line, *save = NULL;
-	size_t cnt = 0, cap = 0, len;
-	int r;
+	size_t cnt = 0, cap = 0, lineno = 0, bad = 0;
+	char copy[2048];
 
-	*out = NULL;
-	*n = 0;
-	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
-	if (r < 0)
-		return r;
-	r = cvm_read_regular_at(s->fd, name, O_NOFOLLOW, 64 << 20, &buf, &len);
-	if (r == -ENOENT)
-		return 0;
-	if (r < 0)
-		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(s->display), name, cvm_strerror(r));
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char copy[2048];
-		snprintf(copy, sizeof(copy), "%s", line);
-		if (parse_line(copy, &e) < 0)
+	for (char *p = buf, *nl; p < buf + len; p = nl + 1) {
+		size_t l;
+
+		lineno++;
+		nl = memchr(p, '\n', (size_t)(buf + len - p));
+		if (!nl) {
+			damaged(s, name, lineno, "cut short: no end of line", report, &bad);
+			break;
+		}
+		l = (size_t)(nl - p);
+		if (memchr(p, '\0', l)) {
+			damaged(s, name, lineno, "a NUL byte in it", report, &bad);
 			continue;
+		}
+		if (l >= sizeof(copy)) {
+			damaged(s, name, lineno, "too long", report, &bad);
+			continue;
+		}
+		memcpy(copy, p, l);
+		copy[l] = '\0';
+		if (parse_line(copy, &e) < 0) {
+			damaged(s, name, lineno, "not a whole journal line", report, &bad);
+			continue;
+		}
 		if (cnt == cap) {
+			struct cvm_journal_entry *nv;
+
 			cap = cap ? cap * 2 : 32;
-			struct cvm_journal_entry *nv = realloc(v, cap * sizeof(*v));
+			nv = realloc(v, cap * sizeof(*v));
 			if (!nv) {
 				free(v);
-				free(buf);
 				return -ENOMEM;
 			}
 			v = nv;
 		}
 		v[cnt++] = e;
 	}
-	free(buf);
+	if (bad > 5)
+		cvm_warn("'%s/%s': %zu more damaged lines ignored", cvm_safe(s->display), name, bad - 5);
 	*out = v;
 	*n = cnt;
 	return 0;
+}
+
+int cvm_journal_read(struct cvm_store *s, const char *cuda, bool report,
+		     struct cvm_journal_entry **out, size_t *n)
+{
+	char name[64], *buf = NULL;
+	size_t len = 0;
+	int fd, r;
+
+	*out = NULL;
+	*n = 0;
+	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
+	if (r < 0)
+		return r;
+	fd = open_log(s, name, O_RDONLY);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	r = cvm_read_fd(fd, 64 << 20, &buf, &len);
+	close(fd);
+	if (r < 0)
+		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(s->display), name, strerror(-r));
+	r = parse_all(s, name, buf, len, report, out, n);
+	free(buf);
+	return r;
+}
+
+/* The index of the newest id on the stack, or depth when it is not there. */
+static size_t find(const char **stack, size_t depth, const char *id)
+{
+	for (size_t i = depth; i > 0; i--)
+		if (!strcmp(stack[i - 1], id))
+			return i - 1;
+	return depth;
 }
 
 int cvm_journal_previous(const struct cvm_journal_entry *e, size_t n, const char *current,
@@ -207,18 +336,40 @@ int cvm_journal_previous(const struct cvm_journal_entry *e, size_t n, const char
 			 char *to, size_t len)
 {
 	const char **stack;
-	size_t depth = 0;
+	size_t depth = 0, k;
 	int r = -CVM_E_NOTFOUND;
 
-	stack = calloc(n + 1, sizeof(*stack));
+	/* At most two pushes a line. */
+	stack = calloc(2 * n + 1, sizeof(*stack));
 	if (!stack)
 		return -ENOMEM;
+	/*
+	 * Each line says where it came from as well as where it went: where the
+	 * stack disagrees, a line is missing (a damaged one was skipped) and the
+	 * line's own from and to put it right.
+	 */
 	for (size_t i = 0; i < n; i++) {
+		const char *from = e[i].from, *dest = e[i].to;
+		bool top_is_from = depth && !strcmp(stack[depth - 1], from);
+
 		if (!strcmp(e[i].kind, "use") || !strcmp(e[i].kind, "adopt")) {
-			if (e[i].to[0])
-				stack[depth++] = e[i].to;
-		} else if (depth) {
-			depth--;	/* rollback, deactivate */
+			/* The switch to from was lost: from was active before dest. */
+			if (from[0] && !top_is_from)
+				stack[depth++] = from;
+			if (dest[0])
+				stack[depth++] = dest;
+		} else if (!strcmp(e[i].kind, "rollback") && dest[0]) {
+			/* Back to dest: what was above it is undone (lost lines with it). */
+			k = find(stack, depth, dest);
+			if (k < depth) {
+				depth = k + 1;
+			} else {
+				if (top_is_from)
+					depth--;
+				stack[depth++] = dest;
+			}
+		} else if (top_is_from || (!from[0] && depth)) {
+			depth--;	/* deactivate (and a rollback to nothing) */
 		}
 	}
 	/* The top is the current version (unless the journal lost track): drop it. */
@@ -271,7 +422,7 @@ int cvm_journal_repair(struct cvm_store *s,
 				 * The switch it announced happened (the active link says so)
 				 * but its line may be missing: add it once.
 				 */
-				if (!strcmp(now, e.to) && cvm_journal_read(s, cuda, &v, &n) == 0 &&
+				if (!strcmp(now, e.to) && cvm_journal_read(s, cuda, false, &v, &n) == 0 &&
 				    !(n && !strcmp(v[n - 1].kind, e.kind) && !strcmp(v[n - 1].from, e.from) &&
 				      !strcmp(v[n - 1].to, e.to) && v[n - 1].time >= e.time)) {
 					cvm_verbose("the journal of CUDA %s misses the switch to %s: added",

@@ -308,10 +308,16 @@ static int hash_at(int dirfd, const char *name, char hex[CVM_SHA256_HEX], uint64
 	return r;
 }
 
+struct scan {
+	struct cvm_filelist *out;
+	bool hash;		/* regular files hashed (else sha256 "" and size 0) */
+};
+
 static int scan_one(void *arg, int dirfd, const char *name, const char *rel, const struct stat *st,
 		    enum cvm_walk_event ev)
 {
-	struct cvm_filelist *out = arg;
+	struct scan *sc = arg;
+	struct cvm_filelist *out = sc->out;
 	char hex[CVM_SHA256_HEX], target[4096];
 	uint64_t size = 0;
 	ssize_t k;
@@ -335,6 +341,8 @@ static int scan_one(void *arg, int dirfd, const char *name, const char *rel, con
 		target[k] = '\0';
 		return cvm_filelist_add(out, rel, target, NULL, 0, st->st_mode & 07777);
 	}
+	if (S_ISREG(st->st_mode) && !sc->hash)
+		return cvm_filelist_add(out, rel, NULL, "", 0, st->st_mode & 07777);
 	if (S_ISREG(st->st_mode)) {
 		r = hash_at(dirfd, name, hex, &size);
 		return r < 0 ? r : cvm_filelist_add(out, rel, NULL, hex, size, st->st_mode & 07777);
@@ -342,13 +350,24 @@ static int scan_one(void *arg, int dirfd, const char *name, const char *rel, con
 	return cvm_filelist_add(out, rel, "", NULL, 0, st->st_mode & 07777);
 }
 
-int cvm_tree_scan(int dirfd, struct cvm_filelist *out)
+static int scan_tree(int dirfd, struct cvm_filelist *out, bool hash)
 {
-	int r = cvm_walk_at(dirfd, scan_one, out);
+	struct scan sc = { .out = out, .hash = hash };
+	int r = cvm_walk_at(dirfd, scan_one, &sc);
 
 	if (r == 0)
 		cvm_filelist_sort(out);
 	return r;
+}
+
+int cvm_tree_scan(int dirfd, struct cvm_filelist *out)
+{
+	return scan_tree(dirfd, out, true);
+}
+
+int cvm_tree_list(int dirfd, struct cvm_filelist *out)
+{
+	return scan_tree(dirfd, out, false);
 }
 
 static int cmp_file(const void *a, const void *b)

@@ -86,7 +86,9 @@ void cvm_archive_free(struct cvm_archive *a);
 /*
  * Writing a pax tar (zstd-compressed when zstd) into fd, for store bundles.
  * Every byte written is hashed: cvm_archive_writer_close gives the SHA-256
- * and size of the whole output. Paths are UTF-8. Errors are printed, naming
+ * and size of the whole output. Names are written as UTF-8 when they are,
+ * else as their bytes (pax hdrcharset=BINARY; refused with -EILSEQ on
+ * Windows). Errors are printed, naming
  * name (the output) or the entry; -errno or -EIO.
  */
 struct cvm_archive_writer;
@@ -98,7 +100,10 @@ int cvm_archive_writer_link(struct cvm_archive_writer *w, const char *path, cons
 /* A regular file from memory. */
 int cvm_archive_writer_data(struct cvm_archive_writer *w, const char *path, unsigned mode,
 			    const void *buf, size_t len, int64_t mtime);
-/* A regular file of size bytes read from in; digest is what was read. */
+/*
+ * A regular file of size bytes read from in; digest is what was read.
+ * -EINTR (not printed) once cvm_interrupted is set.
+ */
 int cvm_archive_writer_file(struct cvm_archive_writer *w, const char *path, unsigned mode, int in,
 			    uint64_t size, int64_t mtime, uint8_t digest[32]);
 int cvm_archive_writer_close(struct cvm_archive_writer *w, uint8_t digest[32], uint64_t *bytes);

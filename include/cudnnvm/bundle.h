@@ -23,10 +23,14 @@ struct cvm_bundle_info {
 };
 
 /*
- * Writes versions/<id> into file (through file.tmp.<pid>, fsynced, renamed):
- * zstd-compressed when zstd. Every file is re-hashed as it is written and
- * must match the version's record: a damaged version gives -CVM_E_INTEGRITY
- * and no file. Messages printed.
+ * Writes versions/<id> into file (through file.tmp.<pid>, created O_EXCL and
+ * O_NOFOLLOW beside it, fsynced, renamed): zstd-compressed when zstd. The
+ * version must be what its record lists (no file missing, extra or of
+ * another type, links as recorded, every name one install --bundle takes)
+ * and every file is re-hashed as it is written: a damaged version gives
+ * -CVM_E_INTEGRITY and no file. A file that is there must be a regular one
+ * (else -CVM_E_CONFLICT). Interrupted (SIGINT, SIGTERM, SIGHUP): 128 + the
+ * signal. No failure leaves file.tmp.<pid> behind. Messages printed.
  */
 int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, bool zstd,
 		      struct cvm_bundle_info *info);

@@ -90,7 +90,9 @@ int cvm_open_regular(int dirfd, const char *name, int flags, mode_t mode);
 /*
  * Reads the rest of fd, a regular file of at most max bytes by its fstat
  * (NUL-terminated, malloc'd into *buf, caller frees; *len its length when
- * len is not NULL). -EFBIG, -ENOMEM or -errno; fd stays open.
+ * len is not NULL): for who opened the file with its own checks.
+ * -CVM_E_NOTREG when it is not a regular file, -EFBIG, -ENOMEM or -errno;
+ * fd stays open.
  */
 int cvm_read_fd(int fd, size_t max, char **buf, size_t *len);
 

@@ -68,6 +68,12 @@ void cvm_record_release(struct cvm_record *r);
  * point (the walk never enters one, fsutil.h), with mount set.
  */
 int cvm_tree_scan(int dirfd, struct cvm_filelist *out);
+/*
+ * The same list without reading any file: regular files with sha256 "" and
+ * size 0 (for who hashes them later, as export does while it writes them).
+ * 0 or -errno; *out is the caller's to release.
+ */
+int cvm_tree_list(int dirfd, struct cvm_filelist *out);
 
 /* Sorts a list by path (for comparing two lists). */
 void cvm_filelist_sort(struct cvm_filelist *l);

@@ -82,11 +82,11 @@ mv "$TEST_TMP/conf.aside" "$CONF"
 
 # --------------------------------------------------------- the journal
 fifo_at "$STORE/history/cuda-12.4.log"
-refused "journal FIFO" "$FIFO" 1 "'/opt/cudnnvm/history/cuda-12.4.log': not a regular file (left as it is; nothing changed)" \
+refused "journal FIFO" "$FIFO" 1 "'/opt/cudnnvm/history/cuda-12.4.log' is a FIFO, not cudnnvm's journal (a regular file): refused, left as it is" \
 	use 9.1.0 --cuda 12.4 --no-smoke
-refused "journal FIFO" "$FIFO" 1 "cannot read '/opt/cudnnvm/history/cuda-12.4.log': not a regular file" \
+refused "journal FIFO" "$FIFO" 1 "'/opt/cudnnvm/history/cuda-12.4.log' is a FIFO, not cudnnvm's journal (a regular file): refused, left as it is" \
 	history --cuda 12.4
-refused "journal FIFO" "$FIFO" 1 "cannot read '/opt/cudnnvm/history/cuda-12.4.log': not a regular file" \
+refused "journal FIFO" "$FIFO" 1 "'/opt/cudnnvm/history/cuda-12.4.log' is a FIFO, not cudnnvm's journal (a regular file): refused, left as it is" \
 	rollback --cuda 12.4 --no-smoke
 unfifo
 fifo_at "$STORE/history/cuda-12.4.pending"
@@ -116,7 +116,6 @@ assert_absent "$TEST_TMP/out.tar" "files.sha256 FIFO: no bundle written"
 CVM_TIMEOUT=$CAP cvm verify 9.1.0
 assert_rc 3 "files.sha256 FIFO: verify exits 3 (not a hang)"
 unfifo
-chmod a-w "$V910/.cudnnvm"
 
 # ---------------------------------------------------- the configuration
 fifo_at "$ROOT/etc/cudnnvm.conf"

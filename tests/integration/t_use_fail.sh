@@ -57,7 +57,9 @@ J_BEFORE=
 cvm use 9.1.1 --cuda 11.8
 assert_rc 1 "journal not writable: exit 1"
 assert_err_contains "cuda-11.8.log" "journal not writable: the journal is named"
-assert_err_contains "putting $ID897 back" "journal not writable: the previous version is put back"
+# A journal that is not a file is refused before anything switches (t_journal_damage).
+assert_err_contains "'/opt/cudnnvm/history/cuda-11.8.log' is a folder, not cudnnvm's journal" \
+	"journal not writable: refused before the switch, saying why"
 assert_uses "$TK11" 11.8 "$ID897" "journal not writable: 8.9.7 is in use again"
 assert_no_dangling "$TK11" "journal not writable: no dangling link"
 assert_absent "$STORE/history/cuda-11.8.pending" "journal not writable: nothing pending"
