@@ -324,33 +324,22 @@ int cvm_write_file_at(int dirfd, const char *name, const void *buf, size_t len, 
 	return cvm_fsync_dir(dirfd);
 }
 
-int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t *len)
+int cvm_read_fd(int fd, size_t max, char **buf, size_t *len)
 {
 	struct stat st;
 	char *b = NULL;
 	size_t n = 0;
-	int fd, r = 0;
+	int r = 0;
 
-	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (fstat(fd, &st) < 0)
 		return -errno;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = -EINVAL;
-		goto out;
-	}
-	if ((uint64_t)st.st_size > max) {
-		r = -EFBIG;
-		goto out;
-	}
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	if ((uint64_t)st.st_size > max)
+		return -EFBIG;
 	b = malloc((size_t)st.st_size + 1);
-	if (!b) {
-		r = -ENOMEM;
-		goto out;
-	}
+	if (!b)
+		return -ENOMEM;
 	while (n < (size_t)st.st_size) {
 		ssize_t k = read(fd, b + n, (size_t)st.st_size - n);
 		if (k < 0) {
@@ -370,6 +359,17 @@ int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t
 		*len = n;
 out:
 	free(b);
+	return r;
+}
+
+int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t *len)
+{
+	int fd, r;
+
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	r = cvm_read_fd(fd, max, buf, len);
 	close(fd);
 	return r;
 }

@@ -12,12 +12,16 @@
 int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX])
 {
 	uint8_t d[CVM_SHA256_LEN];
+	struct stat st;
 	int fd, r;
 
-	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	/* Its callers compare a hand-copied file: never through a link, never waiting on a FIFO. */
+	fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
-	r = cvm_sha256_fd(fd, d, NULL, NULL, NULL);
+	r = fstat(fd, &st) < 0 ? -errno : S_ISREG(st.st_mode) ? 0 : -EINVAL;
+	if (r == 0)
+		r = cvm_sha256_fd(fd, d, NULL, NULL, NULL);
 	close(fd);
 	if (r == 0)
 		cvm_hex_encode(d, sizeof(d), hex);

@@ -55,6 +55,12 @@ int cvm_write_file_at(int dirfd, const char *name, const void *buf, size_t len, 
 /* Reads a whole file of at most max bytes (NUL-terminated, malloc'd, caller frees). */
 int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t *len);
 
+/*
+ * The same from a descriptor already open (and checked by the caller), from
+ * its current offset: -EINVAL when it is not a regular file, -EFBIG over max.
+ */
+int cvm_read_fd(int fd, size_t max, char **buf, size_t *len);
+
 /* Replaces (or creates) the symlink name -> target atomically (temp link + rename). */
 int cvm_symlink_replace_at(int dirfd, const char *target, const char *name);
 
