@@ -285,7 +285,8 @@ static const char *link_why(const struct found *f, size_t i, char *buf, size_t l
 	const char *body = f->obj[i].body;
 
 	if (CVM_WINDOWS)
-		return "a link (a symbolic link or junction), which no hand copy of cuDNN has on Windows";
+		return "a link (a symbolic link, junction or link file), which no hand copy of cuDNN "
+		       "has on Windows";
 	if (strchr(body, '/'))
 		snprintf(buf, len, "a link pointing outside the hand copy (to '%s')", cvm_safe(body));
 	else if (sibling(f, f->names[i], body) == f->n)
@@ -512,27 +513,26 @@ static int header_version(const struct hand_copy *hc, const char *name, struct c
 {
 	const struct found *f = hc->f;
 	char rel[PATH_MAX], *text = NULL;
-	size_t i, len;
-	int fd = -1, r;
+	size_t i, len = 0;
+	int fd, r;
 
 	for (i = 0; i < f->n && strcmp(f->names[i], name); i++)
 		;
-	if (i < f->n)
+	if (i < f->n) {
 		r = open_found(hc, i, &fd);
-	else if (cvm_fmt(rel, sizeof(rel), "active/cuda-%s/%s", hc->cuda, name) == 0)
-		r = cvm_read_file_at(hc->store_fd, rel, 1 << 20, &text, &len) < 0 ? -CVM_E_NOTFOUND : 0;
-	else
-		r = -CVM_E_NOTFOUND;
-	if (r < 0)
-		return r;
-	if (fd >= 0 && cvm_read_fd(fd, 1 << 20, &text, &len) < 0)
-		r = -CVM_E_NOTFOUND;
-	if (r == 0 && cvm_cudnn_header_version(text, len, v) < 0)
-		r = -CVM_E_NOTFOUND;
-	free(text);
-	if (fd >= 0)
+		if (r < 0)
+			return r;
+		r = cvm_read_fd(fd, 1 << 20, &text, &len);
 		close(fd);
-	return r;
+	} else {
+		r = cvm_fmt(rel, sizeof(rel), "active/cuda-%s/%s", hc->cuda, name);
+		if (r == 0)
+			r = cvm_read_file_at(hc->store_fd, rel, 1 << 20, &text, &len);
+	}
+	if (r == 0)
+		r = cvm_cudnn_header_version(text, len, v);
+	free(text);
+	return r < 0 ? -CVM_E_NOTFOUND : 0;
 }
 
 /* Headers and sonames must tell one story before anything is adopted. */

@@ -17,7 +17,6 @@
 . "$TESTS_DIR/integration/lib_activate.sh"
 
 AID12=9.1.1-cuda12-linux-x86_64
-AID8=8.9.7-cuda11-linux-x86_64
 ME=$(id -u)
 AS_ROOT=0
 [ "$ME" = 0 ] && id nobody >/dev/null 2>&1 && AS_ROOT=1
@@ -203,6 +202,7 @@ store_untouched "--json"
 # ------------------------------------------------- changed while adopt runs
 # stopped_adopt POINT: adopt --cuda 12.4 in the background, stopped (SIGSTOP)
 # at the crash point POINT of the test build; BG is its pid.
+# shellcheck disable=SC2317  # called through wait_until
 is_stopped_or_gone() { # PID
 	[ ! -e "/proc/$1/stat" ] || [ "$(sed -e 's/^.*) //' "/proc/$1/stat" | cut -d' ' -f1)" = T ]
 }
@@ -219,6 +219,7 @@ stopped_adopt() {
 	wait_until is_stopped_or_gone "$BG"
 	if [ -e "/proc/$BG/stat" ]; then ok "$2: adopt stopped at $1"; else not_ok "$2: adopt stopped at $1"; fi
 }
+# shellcheck disable=SC2034  # OUT and ERR, as cvm sets them
 resume() { # the stopped adopt goes on and ends; RC, OUT, ERR as cvm sets them
 	kill -CONT "$BG" 2>/dev/null
 	wait "$BG"
