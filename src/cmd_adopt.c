@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +36,22 @@
 #include "cudnnvm/ccgate.h"
 #include "cudnnvm/compat.h"
 #include "cudnnvm/store.h"
+#include "cudnnvm/trust.h"
+
+/*
+ * The cuDNN objects found in the toolkit's folders: names[i] ("include/cudnn.h",
+ * "lib/libcudnn.so.8"; an array of its own, for cvm_activate_opts.files) and
+ * obj[i], what lstat said of it when it was found. Owned here (found_release).
+ */
+struct found_obj {
+	struct stat st;
+	char *body;		/* a link's body; NULL for anything else */
+	size_t file;		/* the found regular file it is, or its links lead to (check_found) */
+};
 
 struct found {
-	char **names;		/* "include/cudnn.h", "lib/libcudnn.so.8" */
+	char **names;
+	struct found_obj *obj;
 	size_t n, cap;
 };
 
@@ -66,7 +80,18 @@ static const char *source_of(const struct hand_dir *hd, size_t nhd, const char *
 	return "";
 }
 
-static int found_add(struct found *f, const char *sub, const char *name)
+/* The hand copy of one toolkit: its folders, what was found there, and where it goes. */
+struct hand_copy {
+	const char *root;		/* the --root prefix, "" for none */
+	const struct hand_dir *hd;
+	size_t nhd;
+	struct found *f;
+	int store_fd;
+	const char *cuda;		/* "12.4" */
+};
+
+static int found_add(struct found *f, const char *sub, const char *name, const struct stat *st,
+		     const char *body)
 {
 	char buf[512];
 
@@ -78,10 +103,40 @@ static int found_add(struct found *f, const char *sub, const char *name)
 		if (!v)
 			return -ENOMEM;
 		f->names = v;
+		struct found_obj *ov = realloc(f->obj, cap * sizeof(*ov));
+		if (!ov)
+			return -ENOMEM;
+		f->obj = ov;
 		f->cap = cap;
 	}
-	f->names[f->n] = strdup(buf);
-	return f->names[f->n] ? (f->n++, 0) : -ENOMEM;
+	struct found_obj o = { .st = *st };
+	char *n = strdup(buf);
+	o.body = body ? strdup(body) : NULL;
+	if (!n || (body && !o.body)) {
+		free(n);
+		free(o.body);
+		return -ENOMEM;
+	}
+	/* In name order, whatever readdir's: the first refusal, and every message, is the same each run. */
+	size_t at = f->n;
+	while (at > 0 && strcmp(f->names[at - 1], n) > 0)
+		at--;
+	memmove(f->names + at + 1, f->names + at, (f->n - at) * sizeof(*f->names));
+	memmove(f->obj + at + 1, f->obj + at, (f->n - at) * sizeof(*f->obj));
+	f->names[at] = n;
+	f->obj[at] = o;
+	f->n++;
+	return 0;
+}
+
+static void found_release(struct found *f)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		free(f->names[i]);
+		free(f->obj[i].body);
+	}
+	free(f->names);
+	free(f->obj);
 }
 
 static bool is_managed(char **managed, size_t n, const char *path)
@@ -92,11 +147,11 @@ static bool is_managed(char **managed, size_t n, const char *path)
 	return false;
 }
 
-/* The cuDNN files in one toolkit folder that cudnnvm did not make. */
+/* The cuDNN objects in one toolkit folder that cudnnvm did not make, as they are now. */
 static int scan(const char *root, const char *dir, const char *sub, const char *prefix,
 		char **managed, size_t nm, struct found *f)
 {
-	char host[PATH_MAX], inner[PATH_MAX];
+	char host[PATH_MAX], inner[PATH_MAX], body[PATH_MAX];
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
@@ -107,51 +162,275 @@ static int scan(const char *root, const char *dir, const char *sub, const char *
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while (r == 0 && (de = readdir(d))) {
+		struct stat st;
+		ssize_t k = 0;
+
 		if (strncmp(de->d_name, prefix, strlen(prefix)) || strstr(de->d_name, ".tmp."))
 			continue;
 		if (cvm_fmt(inner, sizeof(inner), "%s/%s", dir, de->d_name) < 0)
 			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			r = errno == ENOENT ? 0 : -errno;
+			continue;
+		}
 		/* A recorded path that is a file again is what an interrupted adopt left. */
-		struct stat st;
-		if (!is_managed(managed, nm, inner) ||
-		    (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISLNK(st.st_mode)))
-			r = found_add(f, sub, de->d_name);
+		if (S_ISLNK(st.st_mode) && is_managed(managed, nm, inner))
+			continue;
+		if (S_ISLNK(st.st_mode) &&
+		    (k = readlinkat(dirfd(d), de->d_name, body, sizeof(body) - 1)) < 0) {
+			r = -errno;
+			continue;
+		}
+		body[k] = '\0';
+		r = found_add(f, sub, de->d_name, &st, S_ISLNK(st.st_mode) ? body : NULL);
 	}
 	closedir(d);
 	return r;
 }
 
-/* Copies one found object into staging: a link stays a link, a file is copied and hashed. */
-static int copy_one(const char *src, int sfd, const char *rel, struct cvm_filelist *files)
+/* The toolkit path of found name, as seen inside the root, for messages. */
+static const char *tk_path(const struct hand_copy *hc, const char *name, char *buf, size_t len)
 {
-	char body[PATH_MAX], hex[CVM_SHA256_HEX];
+	const char *leaf, *dir = source_of(hc->hd, hc->nhd, name, &leaf);
+
+	snprintf(buf, len, "%s/%s", dir, leaf);
+	return buf;
+}
+
+/* A refusal of the object found as name, and why: -CVM_E_UNSAFE, printed. */
+static int refuse(const struct hand_copy *hc, const char *name, const char *why)
+{
+	char path[PATH_MAX];
+
+	return cvm_err(-CVM_E_UNSAFE, "refusing to adopt '%s': %s; nothing changed",
+		       cvm_safe(tk_path(hc, name, path, sizeof(path))), why);
+}
+
+/* The found object in the same folder as name whose name there is leaf, or f->n. */
+static size_t sibling(const struct found *f, const char *name, const char *leaf)
+{
+	size_t dl = (size_t)(strrchr(name, '/') - name) + 1;
+
+	for (size_t j = 0; j < f->n; j++)
+		if (!strncmp(f->names[j], name, dl) && !strcmp(f->names[j] + dl, leaf))
+			return j;
+	return f->n;
+}
+
+/*
+ * Whether st is also STORE/backups/<id>/<name>: the original that an adopt
+ * kept (a hard link, activate_linux.c) before it was interrupted.
+ */
+static bool backed_up(const struct hand_copy *hc, const char *name, const struct stat *st)
+{
+	char rel[PATH_MAX];
+	struct dirent *de;
+	struct stat b;
+	bool yes = false;
+	int fd = openat(hc->store_fd, "backups", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	while (!yes && (de = readdir(d)))
+		yes = de->d_name[0] != '.' &&
+		      cvm_fmt(rel, sizeof(rel), "%s/%s", de->d_name, name) == 0 &&
+		      fstatat(dirfd(d), rel, &b, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(b.st_mode) &&
+		      b.st_dev == st->st_dev && b.st_ino == st->st_ino;
+	closedir(d);
+	return yes;
+}
+
+/* Why found object i, not a link, cannot be adopted as a file (NULL: it can). */
+static const char *file_why(const struct hand_copy *hc, size_t i, char *buf, size_t len)
+{
+	const struct found *f = hc->f;
+	const struct stat *st = &f->obj[i].st;
+	uintmax_t inside = 0;
+	const char *why;
+
+	if (S_ISDIR(st->st_mode))
+		return "a folder, not a regular file";
+	if (S_ISFIFO(st->st_mode))
+		return "a FIFO, not a regular file";
+	if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+		return "a device, not a regular file";
+	if (!S_ISREG(st->st_mode))
+		return "a socket or another special file, not a regular file";
+	why = cvm_trust_stat_why(st);
+	if (why) {
+		snprintf(buf, len, "%s (uid %u, mode %04o)", why, (unsigned)st->st_uid,
+			 (unsigned)(st->st_mode & 07777));
+		return buf;
+	}
+	/* The store gives every user what it holds (0644/0755, as verify and use require). */
+	if ((st->st_mode & 0444) != 0444) {
+		snprintf(buf, len, "mode %04o: not every user may read it, and the store would let "
+			 "them ('chmod a+r' it first if every user is meant to load it)",
+			 (unsigned)(st->st_mode & 07777));
+		return buf;
+	}
+	for (size_t j = 0; j < f->n; j++)
+		inside += S_ISREG(f->obj[j].st.st_mode) && f->obj[j].st.st_dev == st->st_dev &&
+			  f->obj[j].st.st_ino == st->st_ino;
+	if ((uintmax_t)st->st_nlink > inside && backed_up(hc, f->names[i], st))
+		inside++;
+	if ((uintmax_t)st->st_nlink > inside) {
+		snprintf(buf, len, "a file with %ju names (hard links), %ju of them in the hand copy: "
+			 "the others could be any file", (uintmax_t)st->st_nlink, inside);
+		return buf;
+	}
+	return NULL;
+}
+
+/* Why link i cannot be adopted as it is (NULL: it names another found object beside it). */
+static const char *link_why(const struct found *f, size_t i, char *buf, size_t len)
+{
+	const char *body = f->obj[i].body;
+
+	if (CVM_WINDOWS)
+		return "a link (a symbolic link, junction or link file), which no hand copy of cuDNN "
+		       "has on Windows";
+	if (strchr(body, '/'))
+		snprintf(buf, len, "a link pointing outside the hand copy (to '%s')", cvm_safe(body));
+	else if (sibling(f, f->names[i], body) == f->n)
+		snprintf(buf, len, "a link to '%s', which is not a file of the hand copy",
+			 cvm_safe(body));
+	else
+		return NULL;
+	return buf;
+}
+
+/*
+ * adopt takes what NVIDIA's layout has and nothing else, before it reads or
+ * copies anything: regular files owned by root or the caller that no one
+ * else can write (trust.h), all of whose names (hard links) are in the hand
+ * copy (or the backup an interrupted adopt kept), and links whose body names another of them in the same folder
+ * (libcudnn.so -> libcudnn.so.9 -> libcudnn.so.9.1.0). Anything else could
+ * have root publish what nobody chose: a link's target or a hard link's
+ * other name may be a file only root can reach (/etc/shadow, or a 0644 file
+ * in a 0700 folder), whose bytes would then be in the store; a FIFO would
+ * hang adopt with the store locked; a file another user can write holds
+ * what that user chose, for every program of the toolkit to load. Links are
+ * resolved here, one name at a time (obj[].file), and the kernel never
+ * follows one. On Windows a hand copy has no links: every one is refused.
+ * Files first, then each link's own body, then the chains, so that the
+ * refusal names the object at fault. 0, or -CVM_E_UNSAFE (printed).
+ */
+static int check_found(const struct hand_copy *hc)
+{
+	struct found *f = hc->f;
+	char buf[PATH_MAX + 128];
+	const char *why;
+
+	for (size_t i = 0; i < f->n; i++)
+		if (!S_ISLNK(f->obj[i].st.st_mode) && (why = file_why(hc, i, buf, sizeof(buf))))
+			return refuse(hc, f->names[i], why);
+	for (size_t i = 0; i < f->n; i++)
+		if (S_ISLNK(f->obj[i].st.st_mode) && (why = link_why(f, i, buf, sizeof(buf))))
+			return refuse(hc, f->names[i], why);
+	for (size_t i = 0; i < f->n; i++) {
+		size_t cur = i, hops = 0;
+		while (S_ISLNK(f->obj[cur].st.st_mode) && hops++ <= f->n)
+			cur = sibling(f, f->names[cur], f->obj[cur].body);
+		if (S_ISLNK(f->obj[cur].st.st_mode))
+			return refuse(hc, f->names[i], "a loop of links");
+		f->obj[i].file = cur;
+	}
+	return 0;
+}
+
+/* Whether a and b are one file, unchanged: the same inode, owner, mode, names, size and time. */
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_mode == b->st_mode &&
+	       a->st_uid == b->st_uid && a->st_gid == b->st_gid && a->st_nlink == b->st_nlink &&
+	       a->st_size == b->st_size && a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+	       a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/*
+ * Opens the regular file found object i is, or leads to (check_found), for
+ * reading: never through a link (O_NOFOLLOW), never waiting (O_NONBLOCK),
+ * and only when it is still the file check_found took (same_file: nothing
+ * was renamed, linked or written in between). *fd, or -CVM_E_UNSAFE or an
+ * error, printed.
+ */
+static int open_found(const struct hand_copy *hc, size_t i, int *fd)
+{
+	const struct found *f = hc->f;
+	char path[PATH_MAX];
+	size_t k = f->obj[i].file;
+	const char *leaf, *dir = source_of(hc->hd, hc->nhd, f->names[k], &leaf);
+	struct stat st;
+	int r;
+
+	*fd = -1;
+	r = cvm_fmt(path, sizeof(path), "%s%s/%s", hc->root, dir, leaf);
+	if (r == 0)
+		*fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (r == 0)
+		r = *fd < 0 ? -errno : fstat(*fd, &st) < 0 ? -errno : 0;
+	if (r == -ELOOP)
+		return refuse(hc, f->names[k], "a link or another reparse point, not a "
+			      "regular file");
+	if (r == 0 && !same_file(&st, &f->obj[k].st))
+		r = refuse(hc, f->names[k], "it changed while cudnnvm was adopting it");
+	else if (r < 0)
+		r = cvm_err(r, "cannot open '%s': %s", cvm_safe(tk_path(hc, f->names[k], path,
+									 sizeof(path))), strerror(-r));
+	if (r < 0 && *fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+	return r;
+}
+
+/*
+ * The mode of the store's copy of a file of mode st: what install gives
+ * (0755 when the source may be run, else 0644), never a write bit for
+ * others nor a set-id bit; file_why refused a source not every user reads.
+ */
+static mode_t copy_mode(const struct stat *src)
+{
+	return src->st_mode & 0111 ? 0755 : 0644;
+}
+
+/*
+ * Copies found object i into staging: a link stays the link check_found
+ * took (its body then, not whatever is there now); a file is copied and
+ * hashed from the descriptor open_found checked, and refused when it
+ * changed while it was read. Prints its errors.
+ */
+static int copy_one(const struct hand_copy *hc, size_t i, int sfd, struct cvm_filelist *files)
+{
+	const struct found *f = hc->f;
+	const char *rel = f->names[i], *body = f->obj[i].body;
+	char hex[CVM_SHA256_HEX], shown[PATH_MAX];
 	struct cvm_sha256 *sha = NULL;
 	uint8_t d[CVM_SHA256_LEN], *buf = NULL;
 	uint64_t size = 0;
 	struct stat st;
 	int in = -1, out = -1, r = 0;
 	ssize_t k;
+	mode_t mode;
 
-	if (lstat(src, &st) < 0)
-		return -errno;
-	if (S_ISLNK(st.st_mode)) {
-		k = readlink(src, body, sizeof(body) - 1);
-		if (k < 0)
-			return -errno;
-		body[k] = '\0';
-		/* A sibling link is kept; one that leads elsewhere is copied as what it names. */
-		if (!strchr(body, '/')) {
-			if (symlinkat(body, sfd, rel) < 0)
-				return -errno;
-			return cvm_filelist_add(files, rel, body, NULL, 0, 0777);
-		}
+	if (body) {
+		r = symlinkat(body, sfd, rel) < 0 ? -errno : cvm_filelist_add(files, rel, body, NULL, 0,
+									     0777);
+		return r < 0 ? cvm_err(r, "cannot copy the link '%s' into the store: %s",
+				       cvm_safe(tk_path(hc, rel, shown, sizeof(shown))), strerror(-r)) : 0;
 	}
-	in = cvm_open_regular(AT_FDCWD, src, O_RDONLY, 0);
-	if (in < 0 || fstat(in, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = in < 0 ? in : -EINVAL;
-		goto out;
-	}
-	out = openat(sfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	cvm_fault("adopt-open");
+	r = open_found(hc, i, &in);
+	if (r < 0)
+		return r;
+	cvm_fault("adopt-read");
+	/* Private until its mode is set: the copy is never readable by more than the source. */
+	out = openat(sfd, rel, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	sha = cvm_sha256_new();
 	buf = malloc(1 << 20);
 	if (out < 0 || !sha || !buf) {
@@ -166,22 +445,30 @@ static int copy_one(const char *src, int sfd, const char *rel, struct cvm_fileli
 			goto out;
 		size += (uint64_t)k;
 	}
-	if (k < 0 || fchmod(out, (st.st_mode & 0111) ? 0755 : 0644) < 0) {
+	if (k < 0 || fstat(in, &st) < 0) {
 		r = -errno;
 		goto out;
 	}
-	r = cvm_sha256_final(sha, d);
+	if (!same_file(&st, &f->obj[i].st) || size != (uint64_t)st.st_size) {
+		r = refuse(hc, rel, "it changed while cudnnvm was copying it");
+		goto out;
+	}
+	mode = copy_mode(&st);
+	r = fchmod(out, mode) < 0 ? -errno : cvm_sha256_final(sha, d);
 	if (r == 0) {
 		cvm_hex_encode(d, sizeof(d), hex);
-		r = cvm_filelist_add(files, rel, NULL, hex, size, (st.st_mode & 0111) ? 0755 : 0644);
+		r = cvm_filelist_add(files, rel, NULL, hex, size, mode);
 	}
 out:
+	/* A refusal is printed already. */
+	if (r < 0 && r != -CVM_E_UNSAFE)
+		r = cvm_err(r, "cannot copy '%s' into the store: %s",
+			    cvm_safe(tk_path(hc, rel, shown, sizeof(shown))), strerror(-r));
 	free(buf);
 	cvm_sha256_free(sha);
 	if (out >= 0)
 		close(out);
-	if (in >= 0)
-		close(in);
+	close(in);
 	return r;
 }
 
@@ -214,27 +501,55 @@ static int identify_dlls(const char *bin, const struct found *f, const struct cv
 	return 0;
 }
 
-/* Headers and sonames must tell one story before anything is adopted. */
-static int identify(const char *root, const char *inc, const char *lib, const struct found *f,
-		    struct cvm_version *v)
+/*
+ * The version the header include/<name> declares: read from the found file
+ * (open_found), or, where the toolkit has a link cudnnvm recorded there (an
+ * interrupted adopt), from the store's active version, which that link
+ * leads to. 0, -CVM_E_NOTFOUND (no such header, or no macros), or a refusal
+ * or error of open_found (printed).
+ */
+static int header_version(const struct hand_copy *hc, const char *name, struct cvm_version *v)
 {
-	char path[PATH_MAX], *text = NULL, want[32];
-	size_t len;
-	int r = -CVM_E_NOTFOUND;
+	const struct found *f = hc->f;
+	char rel[PATH_MAX], *text = NULL;
+	size_t i, len = 0;
+	int fd, r;
 
-	for (const char *h = "cudnn_version.h"; h; h = strcmp(h, "cudnn.h") ? "cudnn.h" : NULL) {
-		if (cvm_fmt(path, sizeof(path), "%s%s/%s", root, inc, h) < 0 ||
-		    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) < 0)
-			continue;
-		r = cvm_cudnn_header_version(text, len, v);
-		free(text);
-		text = NULL;
+	for (i = 0; i < f->n && strcmp(f->names[i], name); i++)
+		;
+	if (i < f->n) {
+		r = open_found(hc, i, &fd);
+		if (r < 0)
+			return r;
+		r = cvm_read_fd(fd, 1 << 20, &text, &len);
+		close(fd);
+	} else {
+		r = cvm_fmt(rel, sizeof(rel), "active/cuda-%s/%s", hc->cuda, name);
 		if (r == 0)
-			break;
+			r = cvm_read_file_at(hc->store_fd, rel, 1 << 20, &text, &len);
 	}
-	if (r < 0)
+	if (r == 0)
+		r = cvm_cudnn_header_version(text, len, v);
+	free(text);
+	return r < 0 ? -CVM_E_NOTFOUND : 0;
+}
+
+/* Headers and sonames must tell one story before anything is adopted. */
+static int identify(const struct hand_copy *hc, struct cvm_version *v)
+{
+	const struct found *f = hc->f;
+	const char *inc = hc->hd[0].dir, *lib = hc->hd[1].dir, *root = hc->root;
+	char path[PATH_MAX], want[32];
+	int r;
+
+	r = header_version(hc, "include/cudnn_version.h", v);
+	if (r == -CVM_E_NOTFOUND)
+		r = header_version(hc, "include/cudnn.h", v);
+	if (r == -CVM_E_NOTFOUND)
 		return cvm_err(-CVM_E_LAYOUT, "no cuDNN version macros in '%s/cudnn_version.h' or "
 			       "'cudnn.h': nothing to adopt", cvm_safe(inc));
+	if (r < 0)
+		return r;
 	if (CVM_WINDOWS)
 		return identify_dlls(lib, f, v);
 	snprintf(want, sizeof(want), "libcudnn.so.%u", v->part[0]);
@@ -270,13 +585,13 @@ static int identify(const char *root, const char *inc, const char *lib, const st
 }
 
 /* A dry run: each copy into the store, and the version it makes. */
-static int plan_copy(struct cvm_ctx *ctx, const struct hand_dir *hd, size_t nhd,
-		     const struct found *f, const char *id)
+static int plan_copy(struct cvm_ctx *ctx, const struct hand_copy *hc, const char *id)
 {
+	const struct found *f = hc->f;
 	char src[PATH_MAX], dst[PATH_MAX];
 
 	for (size_t i = 0; i < f->n; i++) {
-		const char *leaf, *dir = source_of(hd, nhd, f->names[i], &leaf);
+		const char *leaf, *dir = source_of(hc->hd, hc->nhd, f->names[i], &leaf);
 		if (cvm_fmt(src, sizeof(src), "%s/%s", dir, leaf) < 0 ||
 		    cvm_fmt(dst, sizeof(dst), "%s/versions/%s/%s", ctx->store.display, id,
 			    f->names[i]) < 0)
@@ -289,39 +604,32 @@ static int plan_copy(struct cvm_ctx *ctx, const struct hand_dir *hd, size_t nhd,
 	return 0;
 }
 
-static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const struct hand_dir *hd,
-		      size_t nhd, const struct found *f, const char *id,
-		      const struct cvm_version *v, const char *release)
+static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const struct hand_copy *hc,
+		      const char *id, const struct cvm_version *v, const char *release)
 {
-	const char *lib = hd[1].dir;
+	const char *lib = hc->hd[1].dir;
 	struct cvm_filelist files = { 0 };
 	struct cvm_cudnn_tree tree;
 	struct cvm_record rec = { 0 };
-	char staged[256] = "", src[PATH_MAX], from[PATH_MAX + 32];
+	char staged[256] = "", from[PATH_MAX + 32];
 	int sfd = -1, r;
 
 	if (cvm_plan_dry())
-		return plan_copy(ctx, hd, nhd, f, id);
+		return plan_copy(ctx, hc, id);
 	r = cvm_store_stage(&ctx->store, id, staged, sizeof(staged), &sfd);
 	if (r < 0)
 		return r;
-	for (size_t i = 0; i < nhd; i++) {
-		r = cvm_mkdir_p_at(sfd, hd[i].sub, 0755);
+	for (size_t i = 0; i < hc->nhd; i++) {
+		r = cvm_mkdir_p_at(sfd, hc->hd[i].sub, 0755);
 		if (r < 0) {
 			r = cvm_err(r, "cannot create the staging folders: %s", strerror(-r));
 			goto out;
 		}
 	}
-	for (size_t i = 0; i < f->n; i++) {
-		const char *leaf, *dir = source_of(hd, nhd, f->names[i], &leaf);
-		r = cvm_fmt(src, sizeof(src), "%s%s/%s", ctx->root, dir, leaf);
-		if (r == 0)
-			r = copy_one(src, sfd, f->names[i], &files);
-		if (r < 0) {
-			r = cvm_err(r, "cannot copy '%s': %s", cvm_safe(src), strerror(-r));
-			goto out;
-		}
-	}
+	for (size_t i = 0; r == 0 && i < hc->f->n; i++)
+		r = copy_one(hc, i, sfd, &files);
+	if (r < 0)
+		goto out;
 	r = cvm_cudnn_check_tree(sfd, tk->display, &tree);
 	if (r < 0)
 		goto out;
@@ -419,6 +727,8 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	struct hand_dir hd[3] = { { "include", "cudnn", "" }, { CVM_WINDOWS ? "bin" : "lib",
 				  CVM_WINDOWS ? "cudnn" : "libcudnn", "" }, { "lib/x64", "cudnn", "" } };
 	size_t nhd = CVM_WINDOWS ? 3 : 2;
+	struct hand_copy hc = { .root = ctx->root, .hd = hd, .nhd = nhd, .f = &f,
+				.store_fd = ctx->store.fd, .cuda = cuda };
 	r = be->dirs(&sw, hd[0].dir, hd[1].dir, sizeof(hd[0].dir));
 	if (r == 0 && CVM_WINDOWS)
 		r = cvm_fmt(hd[2].dir, sizeof(hd[2].dir), "%s/lib/x64", tk.display);
@@ -437,7 +747,11 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 			    cuda, tk.display);
 		goto out;
 	}
-	r = identify(ctx->root, hd[0].dir, hd[1].dir, &f, &v);
+	/* Before anything is read, planned or copied, a dry run too. */
+	r = check_found(&hc);
+	if (r < 0)
+		goto out;
+	r = identify(&hc, &v);
 	if (r < 0)
 		goto out;
 	cvm_version_format(&v, release, sizeof(release));
@@ -452,7 +766,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	}
 	/* Already in the store: an adopt that was interrupted after the copy; finish it. */
 	if (!cvm_store_has(&ctx->store, id)) {
-		r = stage_copy(ctx, &tk, hd, nhd, &f, id, &v, release);
+		r = stage_copy(ctx, &tk, &hc, id, &v, release);
 		if (r < 0)
 			goto out;
 		/* A dry run copied nothing: the switch is planned from the toolkit's names. */
@@ -478,9 +792,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 			 "store now (originals kept in %s/backups/%s)", release, cuda, tk.display, id,
 			 f.n, ctx->store.display, id);
 out:
-	for (size_t i = 0; i < f.n; i++)
-		free(f.names[i]);
-	free(f.names);
+	found_release(&f);
 	cvm_strv_free(managed, nm);
 	cvm_toolkit_release(&tk);
 	return r;

@@ -19,6 +19,11 @@ void cvm_fault(const char *point)
 	/* "<point>:int": a Ctrl-C arrives there (the process is to clean up, not die). */
 	if (want && !strncmp(want, point, n) && !strcmp(want + n, ":int"))
 		kill(getpid(), SIGINT);
+#ifdef SIGSTOP
+	/* "<point>:stop": the process stops there until SIGCONT, for a test to change a file then. */
+	if (want && !strncmp(want, point, n) && !strcmp(want + n, ":stop"))
+		kill(getpid(), SIGSTOP);
+#endif
 }
 #else
 /* ISO C wants a translation unit to declare something. */

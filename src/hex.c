@@ -15,7 +15,8 @@ int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX])
 	uint8_t d[CVM_SHA256_LEN];
 	int fd, r;
 
-	fd = cvm_open_regular(dirfd, path, O_RDONLY, 0);
+	/* Its callers compare a hand-copied file: never through a link, never waiting on a FIFO. */
+	fd = cvm_open_regular(dirfd, path, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return fd;
 	r = cvm_sha256_fd(fd, d, NULL, NULL, NULL);

@@ -36,7 +36,11 @@ void cvm_sha256_free(struct cvm_sha256 *c);
 int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
 		  void (*on_progress)(void *arg, uint64_t n), void *arg);
 
-/* The SHA-256 of the file path below dirfd, as lowercase hex: 0 or -errno. */
+/*
+ * The SHA-256 of the regular file path below dirfd, as lowercase hex: 0 or
+ * -errno; -ELOOP when path itself is a link (never followed), -EINVAL when
+ * it is not a regular file (a FIFO is not waited on).
+ */
 int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX]);
 
 /* Lowercase hex of a digest into hex[65]. */

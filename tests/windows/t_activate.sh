@@ -238,6 +238,38 @@ HAND=$(echo "$TMP"/hand/*/)
 cp "$HAND"bin/*.dll "$TK126/bin/" && cp "$HAND"include/*.h "$TK126/include/" && cp "$HAND"lib/x64/*.lib "$TK126/lib/x64/"
 NHAND=$(find "$HAND" -type f -name 'cudnn*' | wc -l)
 IDA=9.2.0-cuda12-windows-x86_64
+# What a hand copy never has is refused (exit 3, one error naming it, the dry run
+# too), and nothing reaches the store: a link (on wine the link file that stands
+# in for a reparse point), and a hard link whose other name is outside the copy.
+TKSHOWN=$(winpath "$TK126" | tr "\\\\" /)
+adopt_refused() { # NAME MESSAGE
+	local run
+	for run in --dry-run ""; do
+		cvm adopt --cuda 12.6 ${run:+"$run"}
+		rc_is 3 "adopt ${run:+$run }refuses $1 (exit 3)"
+		if [ "$(printf '%s\n' "$ERR" | grep '^cudnnvm: error: ')" = "cudnnvm: error: refusing to adopt $2; nothing changed" ]; then
+			ok "adopt ${run:+$run }names $1 and why"
+		else
+			not_ok "adopt ${run:+$run }names $1 and why" "want: refusing to adopt $2; nothing changed" "$(diag_run)"
+		fi
+	done
+	if [ ! -e "$STORE/versions/$IDA" ] && [ ! -e "$STORE/backups/$IDA" ] && [ -z "$(ls -A "$STORE/.staging" 2>/dev/null)" ] &&
+		[ -f "$TK126/bin/cudnn64_9.dll" ] && ! grep -rqs MARK-SECRET "$STORE"; then
+		ok "adopt of $1: nothing moved, nothing in the store"
+	else
+		not_ok "adopt of $1: nothing moved, nothing in the store" "$(find "$STORE/versions" "$STORE/backups" "$STORE/.staging" 2>&1 | head -n 20)"
+	fi
+}
+printf 'MARK-SECRET\n' >"$TMP/secret.txt"
+printf '!<cudnnvm-link>\n..\\..\\..\\secret.txt' >"$TK126/include/cudnn_evil.h"
+MSYS2_ARG_CONV_EXCL='*' run_win attrib +s "$(winpath "$TK126/include/cudnn_evil.h")" >/dev/null 2>&1
+adopt_refused "a link among the headers" \
+	"'$TKSHOWN/include/cudnn_evil.h': a link (a symbolic link, junction or link file), which no hand copy of cuDNN has on Windows"
+rm -f "$TK126/include/cudnn_evil.h"
+ln "$TMP/secret.txt" "$TK126/bin/cudnn_evil64_9.dll"
+adopt_refused "a DLL hard-linked from elsewhere" \
+	"'$TKSHOWN/bin/cudnn_evil64_9.dll': a file with 2 names (hard links), 1 of them in the hand copy: the others could be any file"
+rm -f "$TK126/bin/cudnn_evil64_9.dll"
 cvm adopt --cuda 12.6 --dry-run
 rc_is 0 "adopt --dry-run"
 if [ ! -e "$STORE/versions/$IDA" ] && [ -f "$TK126/bin/cudnn64_9.dll" ]; then ok "adopt --dry-run changed nothing"; else not_ok "adopt --dry-run changed nothing"; fi
