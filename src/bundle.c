@@ -406,9 +406,10 @@ static int open_bundle(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o, cha
 			return cvm_err(fd, "cannot open '%s': %s", cvm_safe(o->bundle), cvm_strerror(fd));
 		return fd;
 	}
+	/* install's options refuse this first (a usage error); the engine never fetches unverified. */
 	if (!o->sha256 && !o->archive_sha256)
-		return cvm_usage("install", "--bundle %s: a bundle from a URL needs --sha256 (nothing "
-				 "downloaded is used unverified)", cvm_safe(o->bundle));
+		return cvm_err(-CVM_E_USAGE, "--bundle %s: a bundle from a URL needs --sha256 (nothing "
+			       "downloaded is used unverified)", cvm_safe(o->bundle));
 	dfd = cvm_cache_dir(ctx);
 	if (dfd < 0)
 		return dfd;

@@ -660,6 +660,9 @@ static int install_bundle(struct cvm_ctx *ctx, struct install *in, const char *a
 	struct cvm_version v;
 	int r;
 
+	if (cvm_fetch_supported(o.bundle) && !o.sha256 && !o.archive_sha256)
+		return cvm_usage("install", "--bundle %s: a bundle from a URL needs --sha256 (nothing "
+				 "downloaded is used unverified)", cvm_safe(o.bundle));
 	r = cvm_bundle_install(ctx, &o, &res);
 	if (r < 0)
 		return r;
@@ -1185,6 +1188,7 @@ static int use_installed(struct cvm_ctx *ctx, const struct install *in)
 	struct cvm_toolkit tk = { 0 };
 	char cuda[16], before[160], path[4096];
 	char *av[] = { "use", (char *)in->id, "--cuda", cuda, NULL };
+	struct cvm_activate_opts ao = { .kind = "use", .argc = 4, .argv = av };
 	cvm_json *o = NULL, *u;
 	int r;
 
@@ -1198,8 +1202,8 @@ static int use_installed(struct cvm_ctx *ctx, const struct install *in)
 	if (!in->already && cvm_plan_describe("activate", in->id, NULL, "for CUDA %s (%s), as "
 					      "'cudnnvm use' does", cuda, tk.display))
 		goto out;
-	optind = 0;	/* a full reset for use's getopt */
-	r = cvm_cmd_use(ctx, 4, av);
+	/* The journal line reads as the 'use' it is. */
+	r = cvm_cli_use(ctx, &tk, in->id, &ao);
 	if (r < 0 || !cvm_out.json)
 		goto out;
 	r = cvm_fmt(path, sizeof(path), "%s/versions/%s", ctx->store.display, in->id);

@@ -24,20 +24,30 @@ static void active_broken(void *arg, const char *cuda, const char *id, const cha
 {
 	cvm_warn("the active link of CUDA %s is broken: %s%s%s%s; 'cudnnvm doctor' says how to "
 		 "fix it", cuda, why, id[0] ? " (" : "", id[0] ? cvm_safe(id) : "", id[0] ? ")" : "");
-	if (arg) {
-		cvm_json *o = cvm_json_object();
-		cvm_json_set(o, "cuda", cvm_json_string(cuda));
-		cvm_json_set(o, "id", cvm_json_string(id[0] ? id : NULL));
-		cvm_json_set(o, "problem", cvm_json_string(why));
-		cvm_json_append(arg, o);
-	}
+	cvm_cli_broken_json(arg, cuda, id, why);
+}
+
+void cvm_cli_broken_json(cvm_json *doc, const char *cuda, const char *id, const char *why)
+{
+	cvm_json *arr, *o;
+
+	if (!doc)
+		return;
+	arr = cvm_json_get(doc, "broken_active");
+	if (!arr && cvm_json_set(doc, "broken_active", arr = cvm_json_array()) < 0)
+		return;
+	o = cvm_json_object();
+	cvm_json_set(o, "cuda", cvm_json_string(cuda));
+	cvm_json_set(o, "id", cvm_json_string(id[0] ? id : NULL));
+	cvm_json_set(o, "problem", cvm_json_string(why));
+	cvm_json_append(arr, o);
 }
 
 static int list_installed(struct cvm_ctx *ctx, int cuda_major)
 {
 	char **ids = NULL, ver[64], plat[64], active[256], path[4096];
 	size_t n = 0, shown = 0;
-	cvm_json *doc = NULL, *arr = NULL, *broken = NULL;
+	cvm_json *doc = NULL, *arr = NULL;
 	int r = 0, major;
 
 	if (ctx->store_open) {
@@ -49,14 +59,13 @@ static int list_installed(struct cvm_ctx *ctx, int cuda_major)
 		doc = cvm_json_object();
 		arr = cvm_json_array();
 		/* cvm_json_set takes its value, even when it fails. */
-		if (!doc || !arr || cvm_json_set(doc, "installed", arr) < 0 ||
-		    cvm_json_set(doc, "broken_active", broken = cvm_json_array()) < 0) {
+		if (!doc || !arr || cvm_json_set(doc, "installed", arr) < 0) {
 			r = -ENOMEM;
 			goto out;
 		}
 	}
 	if (ctx->store_open)
-		(void)cvm_active_each_broken(&ctx->store, active_broken, broken);
+		(void)cvm_active_each_broken(&ctx->store, active_broken, doc);
 	for (size_t i = 0; i < n; i++) {
 		struct cvm_version v;
 		cvm_json *o, *act;

@@ -15,6 +15,51 @@
 #include "cudnnvm/store.h"
 #include "cudnnvm/toolkit.h"
 
+int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *spec,
+		struct cvm_activate_opts *o)
+{
+	char cuda[16], id[160], before[160];
+	size_t untouched = 0;
+	int r;
+
+	r = cvm_cli_refuse_user(ctx, "use");
+	if (r < 0)
+		return r;
+	cvm_toolkit_name(tk, cuda, sizeof(cuda));
+	r = cvm_select_resolve(ctx, spec, tk->major, cuda, id, sizeof(id));
+	if (r < 0)
+		return r;
+	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
+		before[0] = '\0';
+	o->untouched = &untouched;
+	r = cvm_activate(ctx, tk, id, o);
+	if (r < 0)
+		return r;
+	if (cvm_out.json) {
+		cvm_json *j = cvm_json_object();
+		cvm_json_set(j, "cuda", cvm_json_string(cuda));
+		cvm_json_set(j, "toolkit", cvm_json_string(tk->display));
+		cvm_json_set(j, "id", cvm_json_string(id));
+		cvm_json_set(j, "previous", cvm_json_string(before[0] ? before : NULL));
+		r = cvm_json_print(j);
+		cvm_json_free(j);
+	} else if (!strcmp(before, id) && untouched) {
+		cvm_info("%s was already active for CUDA %s (%s); its links were checked: %zu "
+			 "path%s left as found, not cudnnvm's (named above)", id, cuda, tk->display,
+			 untouched, untouched == 1 ? "" : "s");
+	} else if (!strcmp(before, id)) {
+		cvm_info("%s was already active for CUDA %s (%s); its links are in order", id, cuda,
+			 tk->display);
+	} else if (cvm_plan_dry()) {
+		cvm_info("dry run: CUDA %s (%s) would use %s%s%s; nothing was changed", cuda,
+			 tk->display, id, before[0] ? ", was " : "", before);
+	} else {
+		cvm_info("CUDA %s (%s) now uses %s%s%s", cuda, tk->display, id,
+			 before[0] ? ", was " : "", before);
+	}
+	return 0;
+}
+
 int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -26,8 +71,7 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	struct cvm_activate_opts o = { .kind = "use", .argc = argc, .argv = argv };
 	struct cvm_toolkit tk = { 0 };
 	const char *cuda_arg = NULL, *spec;
-	char cuda[16], id[160], before[160], pin[160];
-	size_t untouched = 0;
+	char pin[160];
 	int c, r;
 
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -47,39 +91,7 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	r = cvm_toolkit_select(ctx->root, cuda_arg, &tk);
 	if (r < 0)
 		return r;
-	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
-	r = cvm_select_resolve(ctx, spec, tk.major, cuda, id, sizeof(id));
-	if (r < 0)
-		goto out;
-	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
-		before[0] = '\0';
-	o.untouched = &untouched;
-	r = cvm_activate(ctx, &tk, id, &o);
-	if (r < 0)
-		goto out;
-	if (cvm_out.json) {
-		cvm_json *j = cvm_json_object();
-		cvm_json_set(j, "cuda", cvm_json_string(cuda));
-		cvm_json_set(j, "toolkit", cvm_json_string(tk.display));
-		cvm_json_set(j, "id", cvm_json_string(id));
-		cvm_json_set(j, "previous", cvm_json_string(before[0] ? before : NULL));
-		r = cvm_json_print(j);
-		cvm_json_free(j);
-	} else if (!strcmp(before, id) && untouched) {
-		cvm_info("%s was already active for CUDA %s (%s); its links were checked: %zu "
-			 "path%s left as found, not cudnnvm's (named above)", id, cuda, tk.display,
-			 untouched, untouched == 1 ? "" : "s");
-	} else if (!strcmp(before, id)) {
-		cvm_info("%s was already active for CUDA %s (%s); its links are in order", id, cuda,
-			 tk.display);
-	} else if (cvm_plan_dry()) {
-		cvm_info("dry run: CUDA %s (%s) would use %s%s%s; nothing was changed", cuda,
-			 tk.display, id, before[0] ? ", was " : "", before);
-	} else {
-		cvm_info("CUDA %s (%s) now uses %s%s%s", cuda, tk.display, id,
-			 before[0] ? ", was " : "", before);
-	}
-out:
+	r = cvm_cli_use(ctx, &tk, spec, &o);
 	cvm_toolkit_release(&tk);
 	return r;
 }

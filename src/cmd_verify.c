@@ -217,13 +217,7 @@ static void active_problem(void *arg, const char *cuda, const char *id, const ch
 {
 	fprintf(stderr, "active/cuda-%s: broken: %s%s%s%s\n", cuda, why, id[0] ? " (" : "",
 		id[0] ? cvm_safe(id) : "", id[0] ? ")" : "");
-	if (arg) {
-		cvm_json *o = cvm_json_object();
-		cvm_json_set(o, "cuda", cvm_json_string(cuda));
-		cvm_json_set(o, "id", cvm_json_string(id[0] ? id : NULL));
-		cvm_json_set(o, "problem", cvm_json_string(why));
-		cvm_json_append(arg, o);
-	}
+	cvm_cli_broken_json(arg, cuda, id, why);
 }
 
 int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
@@ -235,7 +229,7 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 	};
 	char **ids = NULL;
 	size_t n = 0, failed = 0;
-	cvm_json *doc = NULL, *list = NULL, *arr = NULL, *jactive = NULL;
+	cvm_json *doc = NULL, *list = NULL, *arr = NULL;
 	int c, r, major = 0, minor, broken = 0;
 
 	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
@@ -278,15 +272,10 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 			r = -ENOMEM;
 			goto out;
 		}
-		/* cvm_json_set takes its value, even when it fails. */
-		if (cvm_json_set(doc, "broken_active", jactive = cvm_json_array()) < 0) {
-			r = -ENOMEM;
-			goto out;
-		}
 	}
 	/* The whole store: its activations too (one VERSION: that version alone). */
 	if (ctx->store_open && optind >= argc) {
-		broken = cvm_active_each_broken(&ctx->store, active_problem, jactive);
+		broken = cvm_active_each_broken(&ctx->store, active_problem, doc);
 		if (broken < 0) {
 			r = cvm_err(broken, "cannot read %s/active: %s", cvm_safe(ctx->store.display),
 				    strerror(-broken));

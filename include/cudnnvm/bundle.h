@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cudnnvm/cli.h"
+#include "cudnnvm/context.h"
 #include "cudnnvm/digest.h"
 #include "cudnnvm/fetch.h"
 

@@ -8,7 +8,7 @@
  */
 #include <stdbool.h>
 
-#include "cudnnvm/cli.h"
+#include "cudnnvm/context.h"
 #include "cudnnvm/fetch.h"
 #include "cudnnvm/manifest.h"
 

@@ -2,22 +2,14 @@
 #ifndef CUDNNVM_CLI_H
 #define CUDNNVM_CLI_H
 
-/* What main() hands each command: the global options and the set-up it asked for. */
+/* The CLI: main() fills the engine's context (context.h) from the global options and hands it to each command. */
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "cudnnvm/context.h"
 #include "cudnnvm/fetch.h"
-#include "cudnnvm/store.h"
+#include "cudnnvm/json.h"
 
-struct cvm_ctx {
-	const char *root;		/* host path of --root; "" for the real root */
-	const char *manifests;		/* --manifests / CUDNNVM_MANIFESTS, or NULL */
-	const char *mirror;		/* --mirror / CUDNNVM_MIRROR, or NULL */
-	double lock_timeout;		/* < 0 waits forever, 0 = --no-wait */
-	bool user;			/* --user */
-	struct cvm_store store;		/* opened (and locked) per the command's flags */
-	bool store_open;
-};
 
 /* Flags of the command table: what main() sets up before calling. */
 #define CVM_CMD_STORE	(1u << 0)	/* open the store if it exists (readers) */
@@ -101,8 +93,25 @@ struct cvm_activate_opts;
 	{ "no-ldconfig", no_argument, NULL, 'L' }
 int cvm_cli_activate_opt(int c, const char *arg, const char **cuda, struct cvm_activate_opts *o);
 
+/*
+ * use's work after its options (cmd_use.c), also install --use's: spec (a
+ * VERSION or an id) resolved to an installed version, activated for tk with
+ * o (the smoke test, rollback on failure: activate.c), and the result said
+ * (use's JSON document with --json). 0 or a negative code, printed.
+ */
+struct cvm_toolkit;
+int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *spec,
+		struct cvm_activate_opts *o);
+
 /* install's and fetch's --connect-timeout ('C'), --low-speed-time ('L'), --retries ('R'). */
 int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo);
+
+/*
+ * An active link that names no whole installed version (cvm_active_each_broken)
+ * into doc's "broken_active" array, made at the first: list and verify --json
+ * keep their documented shape while every link is whole. doc may be NULL.
+ */
+void cvm_cli_broken_json(cvm_json *doc, const char *cuda, const char *id, const char *why);
 
 /* Joins ctx->root and path (an absolute path inside the root) into buf. */
 int cvm_root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path);

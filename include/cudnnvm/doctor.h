@@ -9,7 +9,7 @@
  * each problem found with its fix. doctor.c on Linux; doctor_win.c on
  * Windows (System32, the Windows folder, PATH: the DLL search order).
  */
-#include "cudnnvm/cli.h"
+#include "cudnnvm/context.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/toolkit.h"
 

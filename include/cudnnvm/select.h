@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cudnnvm/cli.h"
+#include "cudnnvm/context.h"
 
 /*
  * Parses a .cudnn-version text: the first line that is neither empty nor a

@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "cudnnvm/cli.h"
+#include "cudnnvm/context.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/toolkit.h"
 

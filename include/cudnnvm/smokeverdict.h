@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 #include "cudnnvm/ccgate.h"
-#include "cudnnvm/cli.h"
+#include "cudnnvm/context.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/smoke.h"
 #include "cudnnvm/toolkit.h"
