@@ -16,8 +16,9 @@
 #include "cudnnvm/toolkit.h"
 
 int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *spec,
-		struct cvm_activate_opts *o)
+		const struct cvm_activate_opts *o)
 {
+	struct cvm_activate_opts ao = *o;
 	char cuda[16], id[160], before[160];
 	size_t untouched = 0;
 	int r;
@@ -31,8 +32,8 @@ int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *s
 		return r;
 	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
 		before[0] = '\0';
-	o->untouched = &untouched;
-	r = cvm_activate(ctx, tk, id, o);
+	ao.untouched = &untouched;
+	r = cvm_activate(ctx, tk, id, &ao);
 	if (r < 0)
 		return r;
 	if (cvm_out.json) {
@@ -43,7 +44,9 @@ int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *s
 		cvm_json_set(j, "previous", cvm_json_string(before[0] ? before : NULL));
 		r = cvm_json_print(j);
 		cvm_json_free(j);
-	} else if (!strcmp(before, id) && untouched) {
+		return r;
+	}
+	if (!strcmp(before, id) && untouched) {
 		cvm_info("%s was already active for CUDA %s (%s); its links were checked: %zu "
 			 "path%s left as found, not cudnnvm's (named above)", id, cuda, tk->display,
 			 untouched, untouched == 1 ? "" : "s");

@@ -101,7 +101,7 @@ int cvm_cli_activate_opt(int c, const char *arg, const char **cuda, struct cvm_a
  */
 struct cvm_toolkit;
 int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *spec,
-		struct cvm_activate_opts *o);
+		const struct cvm_activate_opts *o);
 
 /* install's and fetch's --connect-timeout ('C'), --low-speed-time ('L'), --retries ('R'). */
 int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo);
