@@ -594,6 +594,23 @@ int cvm_symlink_replace_at(int dirfd, const char *target, const char *name)
 	return 0;
 }
 
+int cvm_opendir_at(int dirfd, const char *name, int flags, DIR **d)
+{
+	int fd, r;
+
+	*d = NULL;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | flags);
+	if (fd < 0)
+		return -errno;
+	*d = fdopendir(fd);
+	if (!*d) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return 0;
+}
+
 int cvm_fsync_dir(int dirfd)
 {
 	if (fsync(dirfd) < 0 && errno != EINVAL && errno != EROFS)

@@ -391,16 +391,11 @@ int cvm_journal_repair(struct cvm_store *s,
 {
 	struct dirent *de;
 	DIR *d;
-	int fd, rr, r = 0;
+	int rr, r = 0;
 
-	fd = openat(s->fd, "history", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
+	r = cvm_opendir_at(s->fd, "history", O_NOFOLLOW, &d);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
 	while ((de = readdir(d))) {
 		struct cvm_journal_entry e, *v = NULL;
 		char cuda[32], now[160] = "", *buf = NULL, copy[2048];

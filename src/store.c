@@ -811,20 +811,15 @@ int cvm_store_active_for(struct cvm_store *s, const char *id, char *buf, size_t 
 	struct dirent *de;
 	char target[4096], want[4096];
 	size_t o = 0;
-	int fd, r;
+	int r;
 
 	buf[0] = '\0';
 	r = cvm_fmt(want, sizeof(want), "../versions/%s", id);
 	if (r < 0)
 		return r;
-	fd = openat(s->fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
+	r = cvm_opendir_at(s->fd, "active", 0, &d);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
 	while ((de = readdir(d))) {
 		ssize_t k;
 		if (strncmp(de->d_name, "cuda-", 5))
@@ -994,18 +989,13 @@ static int active_list(struct cvm_store *s, char ***cudas, size_t *n)
 	struct dirent *de;
 	char **v = NULL;
 	DIR *d;
-	int fd, r = 0;
+	int r = 0;
 
 	*cudas = NULL;
 	*n = 0;
-	fd = openat(s->fd, "active", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
+	r = cvm_opendir_at(s->fd, "active", O_NOFOLLOW, &d);
+	if (r < 0)
+		return r == -ENOENT ? 0 : r;
 	while ((de = readdir(d))) {
 		char **nv;
 		/* What use names them: cuda-X.Y (its temporary names hold more dots). */

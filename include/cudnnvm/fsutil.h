@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -112,6 +113,13 @@ int cvm_read_file_at(int dirfd, const char *name, size_t max, char **buf, size_t
 int cvm_symlink_replace_at(int dirfd, const char *target, const char *name);
 
 int cvm_fsync_dir(int dirfd);
+
+/*
+ * Opens the folder name under dirfd (O_RDONLY|O_DIRECTORY|O_CLOEXEC|flags,
+ * e.g. O_NOFOLLOW) as a stream in *d (closedir closes it): 0, -ENOENT when
+ * there is none (*d NULL), or -errno.
+ */
+int cvm_opendir_at(int dirfd, const char *name, int flags, DIR **d);
 
 /*
  * Resolves inner (an absolute path as seen inside the root prefix, "" for
