@@ -23,11 +23,6 @@
 #include "cudnnvm/store.h"
 #include "cudnnvm/smoke.h"
 
-void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len)
-{
-	snprintf(buf, len, "%d.%d", tk->major, tk->minor);
-}
-
 static int set_active(struct cvm_store *s, const char *cuda, const char *to)
 {
 	char name[64], target[256], shown[4096], dir[4096];

@@ -1513,35 +1513,6 @@ bool cvm_is_admin(void)
 	return r;
 }
 
-/* ------------------------------------------------------------ the entry point */
-
-int main(int argc, char **argv);
-
-/*
- * The command line in UTF-8 (the narrow argv is in the ANSI code page,
- * which cannot name every file), and UTF-8 on the console.
- */
-int wmain(int argc, wchar_t **wargv);
-int wmain(int argc, wchar_t **wargv)
-{
-	char **argv = calloc((size_t)argc + 1, sizeof(*argv));
-	int i;
-
-	if (!argv)
-		return 1;
-	for (i = 0; i < argc; i++) {
-		argv[i] = cvm_utf8(wargv[i]);
-		if (!argv[i]) {
-			fputs("cudnnvm: error: the command line is not valid UTF-16\n", stderr);
-			return 2;
-		}
-	}
-	SetConsoleOutputCP(CP_UTF8);
-	/* Binary stdout: JSON and file contents as written, no CR added. */
-	_setmode(_fileno(stdout), _O_BINARY);
-	return main(argc, argv);
-}
-
 int kill(int pid, int sig)
 {
 	if (pid != getpid()) {

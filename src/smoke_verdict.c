@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudnnvm/activate.h"
+#include "cudnnvm/toolkit.h"
 #include "cudnnvm/config.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/out.h"

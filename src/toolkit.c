@@ -638,6 +638,11 @@ out:
 	return r;
 }
 
+void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len)
+{
+	snprintf(buf, len, "%d.%d", tk->major, tk->minor);
+}
+
 void cvm_toolkit_release(struct cvm_toolkit *t)
 {
 	if (!t)

@@ -86,9 +86,6 @@ struct cvm_activate_opts {
 	char **argv;
 };
 
-/* "X.Y" of a toolkit into buf[16]. */
-void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len);
-
 /*
  * Makes to (an installed id, or NULL to deactivate) the active version of
  * tk, then, unless no_smoke, runs the loader check and on its failure puts

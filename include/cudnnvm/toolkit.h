@@ -32,6 +32,9 @@ void cvm_toolkits_free(struct cvm_toolkit *t, size_t n);
 int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *out);
 void cvm_toolkit_release(struct cvm_toolkit *t);
 
+/* "X.Y" of a toolkit into buf[16]. */
+void cvm_toolkit_name(const struct cvm_toolkit *tk, char *buf, size_t len);
+
 /*
  * Index in t of the default toolkit (as cvm_toolkit_select's), -ENOENT when
  * there is none (quietly), or -CVM_E_NOTFOUND (said) when the configuration

@@ -47,7 +47,7 @@ WIN_LDFLAGS := -static -municode
 WIN_LIBS = $(WIN_DEPS_LIBS) -lwinhttp -lbcrypt -lpsapi -lrstrtmgr -luser32 -ladvapi32 -lversion -lpthread
 
 WIN_LIB_OBJS := $(patsubst src/%.c,$(WIN_O)/%.o,$(COMMON_SRCS) $(WIN_SRCS)) $(WIN_O)/manifests_data.o
-WIN_BIN_OBJS := $(WIN_O)/main.o $(CMD_SRCS:src/%.c=$(WIN_O)/%.o)
+WIN_BIN_OBJS := $(WIN_O)/main.o $(WIN_O)/main_win.o $(CMD_SRCS:src/%.c=$(WIN_O)/%.o)
 WIN_UNIT := $(addprefix $(WIN_O)/tests/,test_compat.exe test_entry.exe test_digest.exe test_version.exe \
 	test_driver.exe)
 
@@ -58,7 +58,7 @@ windows-exe: $(WIN_O)/cudnnvm.exe $(WIN_UNIT) $(WIN_O)/cudnnvm-test.exe
 
 # The test build (crash points compiled in, as make CVM_TEST=1 on Linux):
 # the same sources into $(WIN_O)/test/, for check-windows only.
-WIN_TEST_OBJS := $(patsubst src/%.c,$(WIN_O)/test/%.o,src/main.c $(CMD_SRCS) $(COMMON_SRCS) $(WIN_SRCS)) \
+WIN_TEST_OBJS := $(patsubst src/%.c,$(WIN_O)/test/%.o,src/main.c src/main_win.c $(CMD_SRCS) $(COMMON_SRCS) $(WIN_SRCS)) \
 	$(WIN_O)/manifests_data.o
 
 $(WIN_O)/cudnnvm-test.exe: $(WIN_TEST_OBJS)
@@ -86,10 +86,10 @@ $(WIN_O)/manifests_data.c: src/embed-manifests.sh $(MANIFESTS) | $(WIN_O)
 $(WIN_O)/manifests_data.o: $(WIN_O)/manifests_data.c
 	$(call quiet,CC,$@)$(WIN_CC) $(CFLAGS) $(WIN_CVM_CFLAGS) -c -o $@ $<
 
-$(WIN_O)/tests/%.exe: tests/unit/%.c tests/unit/unit.h $(WIN_O)/libcvm.a | $(WIN_O)
+$(WIN_O)/tests/%.exe: tests/unit/%.c tests/unit/unit.h $(WIN_O)/main_win.o $(WIN_O)/libcvm.a | $(WIN_O)
 	@mkdir -p $(WIN_O)/tests
 	$(call quiet,CC,$@)$(WIN_CC) $(CFLAGS) $(WIN_CVM_CFLAGS) -Itests/unit $(WIN_DEPS_CFLAGS) $(WIN_LDFLAGS) \
-		-o $@ $< $(WIN_O)/libcvm.a $(WIN_LIBS)
+		-o $@ $< $(WIN_O)/main_win.o $(WIN_O)/libcvm.a $(WIN_LIBS)
 
 $(WIN_O):
 	@mkdir -p $(WIN_O)
