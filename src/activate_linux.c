@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/activate.h"
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/digest.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fault.h"
@@ -34,7 +35,7 @@
 /* A set of in-root paths, each with the link body it should have. */
 struct links {
 	char **path, **target;
-	size_t n, cap;
+	size_t n, cap, target_cap;	/* cap: path's; each array grows on its own */
 };
 
 static void links_free(struct links *l)
@@ -50,18 +51,12 @@ static void links_free(struct links *l)
 
 static int links_add(struct links *l, const char *path, const char *target)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 32;
-		char **p = realloc(l->path, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		l->path = p;
-		p = realloc(l->target, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		l->target = p;
-		l->cap = cap;
-	}
+	int r = CVM_GROW(l->path, l->n + 1, l->cap);
+
+	if (r == 0)
+		r = CVM_GROW(l->target, l->n + 1, l->target_cap);
+	if (r < 0)
+		return r;
 	l->path[l->n] = strdup(path);
 	l->target[l->n] = target ? strdup(target) : NULL;
 	if (!l->path[l->n] || (target && !l->target[l->n])) {
@@ -487,15 +482,9 @@ static int write_record(const struct cvm_switch *sw, const struct links *a, cons
 					    cvm_safe(p), cvm_safe(t), cvm_safe(shown));
 				goto out;
 			}
-			if (len + need > cap) {
-				char *n = realloc(text, (len + need) * 2);
-				if (!n) {
-					r = -ENOMEM;
-					break;
-				}
-				text = n;
-				cap = (len + need) * 2;
-			}
+			r = CVM_GROW(text, len + need, cap);
+			if (r < 0)
+				break;
 			len += (size_t)sprintf(text + len, "%s\t%s\n", p, t);
 		}
 	}

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/activate.h"
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/cli.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/digest.h"
@@ -52,7 +53,7 @@ struct found_obj {
 struct found {
 	char **names;
 	struct found_obj *obj;
-	size_t n, cap;
+	size_t n, cap, obj_cap;	/* cap: names'; each array grows on its own */
 };
 
 /*
@@ -94,21 +95,15 @@ static int found_add(struct found *f, const char *sub, const char *name, const s
 		     const char *body)
 {
 	char buf[512];
+	int r;
 
 	if (snprintf(buf, sizeof(buf), "%s/%s", sub, name) >= (int)sizeof(buf))
 		return -ENAMETOOLONG;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 32;
-		char **v = realloc(f->names, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		f->names = v;
-		struct found_obj *ov = realloc(f->obj, cap * sizeof(*ov));
-		if (!ov)
-			return -ENOMEM;
-		f->obj = ov;
-		f->cap = cap;
-	}
+	r = CVM_GROW(f->names, f->n + 1, f->cap);
+	if (r == 0)
+		r = CVM_GROW(f->obj, f->n + 1, f->obj_cap);
+	if (r < 0)
+		return r;
 	struct found_obj o = { .st = *st };
 	char *n = strdup(buf);
 	o.body = body ? strdup(body) : NULL;

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/cli.h"
 #include "cudnnvm/config.h"
 #include "cudnnvm/error.h"
@@ -178,7 +179,7 @@ static int add(struct text *t, const char *fmt, ...) __attribute__((format(print
 static int add(struct text *t, const char *fmt, ...)
 {
 	va_list ap;
-	int n;
+	int n, r;
 
 	for (;;) {
 		va_start(ap, fmt);
@@ -190,12 +191,9 @@ static int add(struct text *t, const char *fmt, ...)
 			t->len += (size_t)n;
 			return 0;
 		}
-		size_t cap = (t->cap + (size_t)n + 1) * 2;
-		char *p = realloc(t->s, cap);
-		if (!p)
-			return -ENOMEM;
-		t->s = p;
-		t->cap = cap;
+		r = CVM_GROW(t->s, t->len + (size_t)n + 1, t->cap);
+		if (r < 0)
+			return r;
 	}
 }
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/activate.h"
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/doctor.h"
 #include "cudnnvm/error.h"
@@ -123,14 +124,8 @@ static void consider(struct report *rp, const char *dir, const char *where, bool
 		for (size_t i = 0; i < rp->n; i++)
 			if (!strcmp(rp->c[i].real, real))
 				return;
-		if (rp->n == rp->cap) {
-			size_t cap = rp->cap ? rp->cap * 2 : 16;
-			struct copy *v = realloc(rp->c, cap * sizeof(*v));
-			if (!v)
-				return;
-			rp->c = v;
-			rp->cap = cap;
-		}
+		if (CVM_GROW(rp->c, rp->n + 1, rp->cap) < 0)
+			return;
 		c = &rp->c[rp->n++];
 		memset(c, 0, sizeof(*c));
 		snprintf(c->dir, sizeof(c->dir), "%s", dir);

@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "cudnnvm/activate.h"
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/compat.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/doctor.h"
@@ -228,14 +229,8 @@ static void store_id_of(const char *store_real, const char *real, char *id, size
 
 static struct copy *add_copy(struct report *rp)
 {
-	if (rp->n == rp->cap) {
-		size_t cap = rp->cap ? rp->cap * 2 : 16;
-		struct copy *v = realloc(rp->c, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		rp->c = v;
-		rp->cap = cap;
-	}
+	if (CVM_GROW(rp->c, rp->n + 1, rp->cap) < 0)
+		return NULL;
 	memset(&rp->c[rp->n], 0, sizeof(rp->c[0]));
 	return &rp->c[rp->n++];
 }

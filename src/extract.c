@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #endif
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/archive.h"
 #include "cudnnvm/confine.h"
 #include "cudnnvm/cudnn.h"
@@ -394,6 +395,7 @@ static const struct item *listing_find(const struct listing *l, const char *rel,
 static int listing_add(struct listing *l, const char *name, const char *rel, const struct cvm_entry *e)
 {
 	const struct item *it = listing_find(l, rel, strlen(rel));
+	int r;
 
 	if (it && !(it->type == CVM_ENTRY_DIR && e->type == CVM_ENTRY_DIR))
 		return unsafe(name, rel, "a second entry of the same name");
@@ -404,14 +406,9 @@ static int listing_add(struct listing *l, const char *name, const char *rel, con
 		if (it && it->type != CVM_ENTRY_DIR)
 			return unsafe(name, rel, "its folder is a symlink or a file");
 	}
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct item *v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	r = CVM_GROW(l->v, l->n + 1, l->cap);
+	if (r < 0)
+		return r;
 	l->v[l->n].rel = strdup(rel);
 	l->v[l->n].link = e->link ? strdup(e->link) : NULL;
 	l->v[l->n].type = e->type;
@@ -589,18 +586,9 @@ static void put(struct msg *m, const void *d, size_t len)
 {
 	if (m->oom)
 		return;
-	if (m->n + len > m->cap) {
-		size_t cap = m->cap ? m->cap : 4096;
-		unsigned char *p;
-		while (cap < m->n + len)
-			cap *= 2;
-		p = realloc(m->p, cap);
-		if (!p) {
-			m->oom = true;
-			return;
-		}
-		m->p = p;
-		m->cap = cap;
+	if (CVM_GROW(m->p, m->n + len, m->cap) < 0) {
+		m->oom = true;
+		return;
 	}
 	memcpy(m->p + m->n, d, len);
 	m->n += len;
@@ -906,16 +894,15 @@ static int fill(struct cvm_extract_child *c, void (*tick)(void *arg, uint64_t po
 		tick(arg, cvm_extract_child_position(c));
 	}
 	if (c->n == c->cap) {
+		/* Doubled from 64 KiB, so that the report can reach MAX_REPORT and no more. */
 		size_t cap = c->cap ? c->cap * 2 : 65536;
-		unsigned char *p;
+		int r;
 		if (cap > MAX_REPORT)
 			return cvm_err(-CVM_E_CHILD, "the extraction of '%s' reported too much",
 				       cvm_safe(c->name));
-		p = realloc(c->buf, cap);
-		if (!p)
-			return -ENOMEM;
-		c->buf = p;
-		c->cap = cap;
+		r = CVM_GROW(c->buf, cap, c->cap);
+		if (r < 0)
+			return r;
 	}
 	do
 		n = read(c->rfd, c->buf + c->n, c->cap - c->n);

@@ -14,6 +14,7 @@
 #include <sys/sysmacros.h>
 #endif
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 
@@ -93,14 +94,9 @@ static int read_names(int fd, struct walk_frame *f)
 	while ((errno = 0, de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		if (f->n == cap) {
-			char **v = realloc(f->names, (cap = cap ? cap * 2 : 16) * sizeof(*v));
-			if (!v) {
-				r = -ENOMEM;
-				break;
-			}
-			f->names = v;
-		}
+		r = CVM_GROW(f->names, f->n + 1, cap);
+		if (r < 0)
+			break;
 		f->names[f->n] = strdup(de->d_name);
 		if (!f->names[f->n]) {
 			r = -ENOMEM;
@@ -120,14 +116,10 @@ static int read_names(int fd, struct walk_frame *f)
 static int rel_set(char **rel, size_t *cap, size_t len, const char *name)
 {
 	size_t nl = strlen(name), need = len + 1 + nl + 1;
+	int r = CVM_GROW(*rel, need, *cap);
 
-	if (need > *cap) {
-		char *p = realloc(*rel, need * 2);
-		if (!p)
-			return -ENOMEM;
-		*rel = p;
-		*cap = need * 2;
-	}
+	if (r < 0)
+		return r;
 	if (len)
 		(*rel)[len++] = '/';
 	memcpy(*rel + len, name, nl + 1);
@@ -282,15 +274,9 @@ int cvm_walk_at(int dirfd, cvm_walk_fn fn, void *arg)
 			goto out;
 		if (!S_ISDIR(st.st_mode) || r == 1)
 			continue;
-		if (depth == cap) {
-			struct walk_frame *v = realloc(stack, (cap * 2) * sizeof(*v));
-			if (!v) {
-				r = -ENOMEM;
-				goto out;
-			}
-			stack = v;
-			cap *= 2;
-		}
+		r = CVM_GROW(stack, depth + 1, cap);
+		if (r < 0)
+			goto out;
 		sub = openat(cur, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (sub < 0) {
 			r = -errno;

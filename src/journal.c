@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/journal.h"
@@ -251,6 +252,7 @@ static int parse_all(struct cvm_store *s, const char *name, char *buf, size_t le
 	struct cvm_journal_entry *v = NULL, e;
 	size_t cnt = 0, cap = 0, lineno = 0, bad = 0;
 	char copy[2048];
+	int r;
 
 	for (char *p = buf, *nl; p < buf + len; p = nl + 1) {
 		size_t l;
@@ -276,16 +278,10 @@ static int parse_all(struct cvm_store *s, const char *name, char *buf, size_t le
 			damaged(s, name, lineno, "not a whole journal line", report, &bad);
 			continue;
 		}
-		if (cnt == cap) {
-			struct cvm_journal_entry *nv;
-
-			cap = cap ? cap * 2 : 32;
-			nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				return -ENOMEM;
-			}
-			v = nv;
+		r = CVM_GROW(v, cnt + 1, cap);
+		if (r < 0) {
+			free(v);
+			return r;
 		}
 		v[cnt++] = e;
 	}

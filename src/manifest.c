@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/compat.h"
 #include "cudnnvm/embedded.h"
 #include "cudnnvm/error.h"
@@ -264,12 +265,10 @@ static bool cuda_key(const char *k, int *major)
 
 static int add_build(struct cvm_release *rel, struct cvm_build *b)
 {
-	struct cvm_build *nb;
+	int r = CVM_GROW(rel->builds, rel->nbuilds + 1, rel->builds_cap);
 
-	nb = realloc(rel->builds, (rel->nbuilds + 1) * sizeof(*nb));
-	if (!nb)
-		return -ENOMEM;
-	rel->builds = nb;
+	if (r < 0)
+		return r;
 	rel->builds[rel->nbuilds++] = *b;
 	return 0;
 }
@@ -557,13 +556,10 @@ out:
 /* Moves the n releases of add into cat; a label already there is replaced. */
 static int merge(struct cvm_catalogue *cat, struct cvm_release *add, size_t *n)
 {
-	struct cvm_release *nr;
 	size_t i, j;
 
-	nr = realloc(cat->rel, (cat->n + *n) * sizeof(*nr));
-	if (!nr)
+	if (CVM_GROW(cat->rel, cat->n + *n, cat->cap) < 0)
 		return nomem();
-	cat->rel = nr;
 	for (i = 0; i < *n; i++) {
 		for (j = 0; j < cat->n; j++)
 			if (!cvm_version_cmp(&cat->rel[j].label_v, &add[i].label_v))
@@ -667,6 +663,7 @@ void cvm_catalogue_release(struct cvm_catalogue *cat)
 	free(cat->rel);
 	cat->rel = NULL;
 	cat->n = 0;
+	cat->cap = 0;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -773,8 +770,8 @@ out:
 
 static int load_dir(struct cvm_catalogue *cat, const char *dir)
 {
-	char **names = NULL, **nn, path[4096], *buf = NULL;
-	size_t n = 0, i, len = 0;
+	char **names = NULL, path[4096], *buf = NULL;
+	size_t n = 0, cap = 0, i, len = 0;
 	struct dirent *de;
 	DIR *d;
 	int r = 0, e, w;
@@ -800,12 +797,10 @@ static int load_dir(struct cvm_catalogue *cat, const char *dir)
 		}
 		if (!wanted_name(de->d_name))
 			continue;
-		nn = realloc(names, (n + 1) * sizeof(*names));
-		if (!nn) {
+		if (CVM_GROW(names, n + 1, cap) < 0) {
 			r = nomem();
 			goto out;
 		}
-		names = nn;
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {
 			r = nomem();

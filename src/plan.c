@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
 #include "cudnnvm/out.h"
@@ -21,25 +22,21 @@
 static bool dry;
 static cvm_json *changes;	/* with --json: the array of described changes */
 static char **said;		/* every change described, once each */
-static size_t nsaid;
+static size_t nsaid, said_cap;
 
 /* Whether text was described already; otherwise it is remembered. */
 static bool seen(const char *text)
 {
-	char **v, *t;
+	char *t;
 
 	for (size_t i = 0; i < nsaid; i++)
 		if (!strcmp(said[i], text))
 			return true;
-	v = realloc(said, (nsaid + 1) * sizeof(*v));
-	t = strdup(text);
-	if (!v || !t) {
-		free(t);
-		if (v)
-			said = v;
+	if (CVM_GROW(said, nsaid + 1, said_cap) < 0)
 		return false;
-	}
-	said = v;
+	t = strdup(text);
+	if (!t)
+		return false;
 	said[nsaid++] = t;
 	return false;
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/proc.h"
 
@@ -45,6 +46,7 @@ int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 	size_t cnt = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
+	int r;
 
 	*out = NULL;
 	*n = 0;
@@ -67,15 +69,11 @@ int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 				u.comm[strcspn(u.comm, "\n")] = '\0';
 			fclose(f);
 		}
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 8;
-			struct cvm_proc_user *nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = nv;
+		r = CVM_GROW(v, cnt + 1, cap);
+		if (r < 0) {
+			free(v);
+			closedir(d);
+			return r;
 		}
 		v[cnt++] = u;
 	}

@@ -12,6 +12,7 @@
 #include <restartmanager.h>
 #include <wchar.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/compat.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
@@ -101,22 +102,17 @@ static int modules_of(HANDLE h, wchar_t *buf, char ***out, size_t *n)
 	HMODULE *m = NULL;
 	DWORD cb = 0, need = 128 * sizeof(*m);
 	char **v = NULL;
-	size_t cnt = 0, k;
+	size_t cnt = 0, k, mcap = 0;
 	int r = 0;
 
 	*out = NULL;
 	*n = 0;
 	/* The list may grow between two calls: ask again until it fits. */
 	while (need > cb) {
-		HMODULE *nm;
-
-		cb = need + 16 * sizeof(*m);
-		nm = realloc(m, cb);
-		if (!nm) {
-			r = -ENOMEM;
+		r = CVM_GROW(m, need / sizeof(*m) + 16, mcap);
+		if (r < 0)
 			goto out;
-		}
-		m = nm;
+		cb = (DWORD)(mcap * sizeof(*m));
 		if (!EnumProcessModulesEx(h, m, cb, &need, LIST_MODULES_ALL)) {
 			r = -cvm_errno_from_win(GetLastError());
 			goto out;
@@ -154,7 +150,7 @@ int cvm_proc_each_modules(int (*fn)(void *arg, unsigned long pid, const char *im
 			  void *arg, size_t *unreadable)
 {
 	DWORD *pids = NULL, got = 0, self = GetCurrentProcessId();
-	size_t cap = 512;
+	size_t cap = 0, want = 512;
 	wchar_t *buf = NULL;
 	int r = 0;
 
@@ -165,20 +161,16 @@ int cvm_proc_each_modules(int (*fn)(void *arg, unsigned long pid, const char *im
 		return -ENOMEM;
 	/* A full buffer may have cut the list: grow it until it is not full. */
 	for (;;) {
-		DWORD *np = realloc(pids, cap * sizeof(*pids));
-
-		if (!np) {
-			r = -ENOMEM;
+		r = CVM_GROW(pids, want, cap);
+		if (r < 0)
 			goto out;
-		}
-		pids = np;
 		if (!EnumProcesses(pids, (DWORD)(cap * sizeof(*pids)), &got)) {
 			r = -cvm_errno_from_win(GetLastError());
 			goto out;
 		}
 		if (got < cap * sizeof(*pids))
 			break;
-		cap *= 2;
+		want = cap * 2;
 	}
 	for (size_t i = 0; r == 0 && i < got / sizeof(*pids); i++) {
 		char **mods = NULL, *image;
@@ -222,14 +214,15 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static int add_user(struct cvm_proc_user **v, size_t *n, unsigned long pid, const char *comm,
-		    const char *file)
+static int add_user(struct cvm_proc_user **v, size_t *n, size_t *cap, unsigned long pid,
+		    const char *comm, const char *file)
 {
-	struct cvm_proc_user *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+	struct cvm_proc_user *nv;
+	int r = CVM_GROW(*v, *n + 1, *cap);
 
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
+	if (r < 0)
+		return r;
+	nv = *v;
 	memset(&nv[*n], 0, sizeof(nv[*n]));
 	nv[*n].pid = (pid_t)pid;
 	snprintf(nv[*n].comm, sizeof(nv[*n].comm), "%s", comm);
@@ -241,7 +234,7 @@ static int add_user(struct cvm_proc_user **v, size_t *n, unsigned long pid, cons
 struct walk {
 	const char *dir;
 	struct cvm_proc_user *v;
-	size_t n;
+	size_t n, cap;
 };
 
 static int walk_one(void *arg, unsigned long pid, const char *image, char **mods, size_t n)
@@ -250,7 +243,7 @@ static int walk_one(void *arg, unsigned long pid, const char *image, char **mods
 
 	for (size_t i = 0; i < n; i++)
 		if (cvm_path_under(mods[i], w->dir))
-			return add_user(&w->v, &w->n, pid, *image ? base_name(image) : "?", mods[i]);
+			return add_user(&w->v, &w->n, &w->cap, pid, *image ? base_name(image) : "?", mods[i]);
 	return 0;
 }
 
@@ -259,7 +252,7 @@ static int bin_files(const char *dir, wchar_t ***out, size_t *n)
 {
 	char bin[4096], path[4096];
 	wchar_t **v = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
@@ -274,17 +267,13 @@ static int bin_files(const char *dir, wchar_t ***out, size_t *n)
 		return -errno;
 	while ((de = readdir(d))) {
 		struct stat st;
-		wchar_t **nv;
 
 		if (cvm_fmt(path, sizeof(path), "%s/%s", bin, de->d_name) < 0 ||
 		    lstat(path, &st) < 0 || !S_ISREG(st.st_mode))
 			continue;
-		nv = realloc(v, (cnt + 1) * sizeof(*nv));
-		if (!nv) {
-			r = -ENOMEM;
+		r = CVM_GROW(v, cnt + 1, cap);
+		if (r < 0)
 			break;
-		}
-		v = nv;
 		v[cnt] = plain_wide(path);
 		if (!v[cnt]) {
 			r = -errno;
@@ -316,7 +305,7 @@ static int rm_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 	UINT need = 0, have = 0;
 	DWORD session = 0, reasons = 0, e;
 	wchar_t **files = NULL, *buf = NULL;
-	size_t nf = 0;
+	size_t nf = 0, info_cap = 0, ucap = 0;
 	bool started = false;
 	int r;
 
@@ -337,13 +326,9 @@ static int rm_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 	if (e == ERROR_SUCCESS)
 		e = RmGetList(session, &need, &have, NULL, &reasons);
 	for (int tries = 0; e == ERROR_MORE_DATA && tries < 5; tries++) {
-		RM_PROCESS_INFO *ni = realloc(info, (need ? need : 1) * sizeof(*ni));
-
-		if (!ni) {
-			r = -ENOMEM;
+		r = CVM_GROW(info, need ? need : 1, info_cap);
+		if (r < 0)
 			goto out;
-		}
-		info = ni;
 		have = need;
 		e = RmGetList(session, &need, &have, info, &reasons);
 	}
@@ -370,7 +355,7 @@ static int rm_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 		}
 		if (!image)
 			app = cvm_utf8(info[i].strAppName);
-		r = add_user(out, n, pid, image ? base_name(image) : app ? app : "?", file);
+		r = add_user(out, n, &ucap, pid, image ? base_name(image) : app ? app : "?", file);
 		free(image);
 		free(app);
 		free_strv(mods, nm);
@@ -390,7 +375,7 @@ out:
 
 int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 {
-	struct walk w = { dir, NULL, 0 };
+	struct walk w = { dir, NULL, 0, 0 };
 	int r;
 
 	*out = NULL;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/procmap.h"
 #include "cudnnvm/store.h"
 
@@ -39,12 +40,8 @@ int cvm_procmap_parse(const char *text, size_t len, char ***paths, size_t *n)
 				for (i = 0; i < cnt && (strlen(v[i]) != l || memcmp(v[i], slash, l)); i++)
 					;
 				if (i == cnt) {
-					if (cnt == cap) {
-						char **nv = realloc(v, (cap = cap ? cap * 2 : 8) * sizeof(*nv));
-						if (!nv)
-							goto nomem;
-						v = nv;
-					}
+					if (CVM_GROW(v, cnt + 1, cap) < 0)
+						goto nomem;
 					if (!(v[cnt] = strndup(slash, l)))
 						goto nomem;
 					cnt++;
@@ -126,8 +123,8 @@ void cvm_procmap_classify(const char *store_real, const char *path, char *kind, 
 /* A /proc file (its size says 0): read to EOF, at most max bytes. 0 or -errno. */
 static int read_proc(const char *path, size_t max, char **buf, size_t *len)
 {
-	size_t n = 0, cap = 4096;
-	char *b = malloc(cap + 1);
+	size_t n = 0, cap = 4096, size = cap + 1;	/* size: b's bytes, the NUL's included */
+	char *b = malloc(size);
 	int fd, r = 0;
 
 	*buf = NULL;
@@ -143,15 +140,12 @@ static int read_proc(const char *path, size_t max, char **buf, size_t *len)
 	for (;;) {
 		ssize_t k;
 		if (n == cap) {
-			char *nb;
 			if (cap >= max)
 				break;
-			nb = realloc(b, (cap *= 2) + 1);
-			if (!nb) {
-				r = -ENOMEM;
+			r = CVM_GROW(b, cap * 2 + 1, size);
+			if (r < 0)
 				break;
-			}
-			b = nb;
+			cap *= 2;
 		}
 		k = read(fd, b + n, cap - n);
 		if (k < 0 && errno == EINTR)
@@ -221,7 +215,7 @@ int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_
 {
 	char store_real[PATH_MAX], *sr = NULL;
 	struct cvm_proc_cudnn *v = NULL;
-	size_t cnt = 0;
+	size_t cnt = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
 	int r = 0;
@@ -263,7 +257,7 @@ int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_
 		}
 		char command[512];
 		read_command((pid_t)pid, command, sizeof(command));
-		r = cvm_procmap_add(store, sr, (pid_t)pid, command, paths, np, &v, &cnt);
+		r = cvm_procmap_add(store, sr, (pid_t)pid, command, paths, np, &v, &cnt, &cap);
 		cvm_procmap_paths_free(paths, np);
 	}
 	closedir(d);

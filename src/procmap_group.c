@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/procmap.h"
 #include "cudnnvm/store.h"
 
@@ -34,21 +35,23 @@ void cvm_procmap_free(struct cvm_proc_cudnn *v, size_t n)
 	free(v);
 }
 
-/* Groups one process's paths by copy. 0 or -ENOMEM. */
+/* Groups one process's paths by copy. 0 or -ENOMEM (-EOVERFLOW: cvm_grow). */
 static int group(struct cvm_store *store, const char *store_real, char **paths, size_t n,
 		 struct cvm_proc_cudnn *p)
 {
 	for (size_t i = 0; i < n; i++) {
 		char kind[16], copy[4096];
 		size_t k;
+		int r;
 		cvm_procmap_classify(store_real, paths[i], kind, sizeof(kind), copy, sizeof(copy));
 		for (k = 0; k < p->ng && (strcmp(p->g[k].kind, kind) || strcmp(p->g[k].copy, copy)); k++)
 			;
 		if (k == p->ng) {
-			struct cvm_copy_group *g = realloc(p->g, (p->ng + 1) * sizeof(*g));
-			if (!g)
-				return -ENOMEM;
-			p->g = g;
+			struct cvm_copy_group *g;
+			r = CVM_GROW(p->g, p->ng + 1, p->g_cap);
+			if (r < 0)
+				return r;
+			g = p->g;
 			memset(&g[k], 0, sizeof(g[k]));
 			snprintf(g[k].kind, sizeof(g[k].kind), "%s", kind);
 			snprintf(g[k].copy, sizeof(g[k].copy), "%s", copy);
@@ -59,11 +62,10 @@ static int group(struct cvm_store *store, const char *store_real, char **paths, 
 			}
 			p->ng++;
 		}
-		char **f = realloc(p->g[k].files, (p->g[k].nfiles + 1) * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		p->g[k].files = f;
-		f[p->g[k].nfiles++] = paths[i];
+		r = CVM_GROW(p->g[k].files, p->g[k].nfiles + 1, p->g[k].files_cap);
+		if (r < 0)
+			return r;
+		p->g[k].files[p->g[k].nfiles++] = paths[i];
 		paths[i] = NULL;
 	}
 	p->mixed = p->ng > 1;
@@ -71,13 +73,14 @@ static int group(struct cvm_store *store, const char *store_real, char **paths, 
 }
 
 int cvm_procmap_add(struct cvm_store *store, const char *store_real, pid_t pid, const char *command,
-		    char **paths, size_t n, struct cvm_proc_cudnn **v, size_t *cnt)
+		    char **paths, size_t n, struct cvm_proc_cudnn **v, size_t *cnt, size_t *cap)
 {
-	struct cvm_proc_cudnn *nv = realloc(*v, (*cnt + 1) * sizeof(*nv));
+	struct cvm_proc_cudnn *nv;
+	int r = CVM_GROW(*v, *cnt + 1, *cap);
 
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
+	if (r < 0)
+		return r;
+	nv = *v;
 	memset(&nv[*cnt], 0, sizeof(nv[*cnt]));
 	nv[*cnt].pid = pid;
 	snprintf(nv[*cnt].command, sizeof(nv[*cnt].command), "%s", command);

@@ -117,7 +117,7 @@ struct scan {
 	struct cvm_store *store;
 	const char *store_real, *root;
 	struct cvm_proc_cudnn *v;
-	size_t n;
+	size_t n, cap;
 };
 
 static int one(void *arg, unsigned long pid, const char *image, char **mods, size_t n)
@@ -142,7 +142,7 @@ static int one(void *arg, unsigned long pid, const char *image, char **mods, siz
 			mods[i] = NULL;
 		}
 	/* Another process's command line is not in the documented API: its image path is. */
-	r = cvm_procmap_add(s->store, s->store_real, (pid_t)pid, image, paths, np, &s->v, &s->n);
+	r = cvm_procmap_add(s->store, s->store_real, (pid_t)pid, image, paths, np, &s->v, &s->n, &s->cap);
 	cvm_procmap_paths_free(paths, np);
 	return r;
 }
@@ -151,7 +151,7 @@ int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_
 		     size_t *n, size_t *unreadable)
 {
 	char store_real[4096], root_real[4096];
-	struct scan s = { store, NULL, NULL, NULL, 0 };
+	struct scan s = { store, NULL, NULL, NULL, 0, 0 };
 	int r;
 
 	*out = NULL;

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 #include "cudnnvm/json.h"
@@ -18,15 +19,10 @@ int cvm_filelist_add(struct cvm_filelist *l, const char *path, const char *link,
 		     const char *sha256, uint64_t size, unsigned mode)
 {
 	struct cvm_file *f;
+	int r = CVM_GROW(l->v, l->n + 1, l->cap);
 
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		struct cvm_file *v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (r < 0)
+		return r;
 	f = &l->v[l->n];
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(path);
@@ -63,15 +59,10 @@ struct text {
 static int text_add(struct text *t, const char *a, const char *sep, const char *b)
 {
 	size_t need = strlen(a) + strlen(sep) + strlen(b) + 2;
+	int r = CVM_GROW(t->p, t->n + need, t->cap);
 
-	if (t->n + need > t->cap) {
-		size_t cap = (t->cap + need) * 2;
-		char *p = realloc(t->p, cap);
-		if (!p)
-			return -ENOMEM;
-		t->p = p;
-		t->cap = cap;
-	}
+	if (r < 0)
+		return r;
 	t->n += (size_t)sprintf(t->p + t->n, "%s%s%s\n", a, sep, b);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/elfinfo.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
@@ -22,14 +23,10 @@ struct list {
 
 static int add(struct list *l, const char *path, const char *found, const char *how)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 8;
-		struct cvm_release_odd *v = realloc(l->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	int r = CVM_GROW(l->v, l->n + 1, l->cap);
+
+	if (r < 0)
+		return r;
 	snprintf(l->v[l->n].path, sizeof(l->v[0].path), "%s", path);
 	snprintf(l->v[l->n].found, sizeof(l->v[0].found), "%s", found);
 	snprintf(l->v[l->n].how, sizeof(l->v[0].how), "%s", how);
@@ -116,14 +113,9 @@ int cvm_release_check(int vfd, const char *expected, struct cvm_release_odd **od
 			    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 			    !S_ISREG(st.st_mode))
 				continue;
-			if (cnt == cap) {
-				char **p = realloc(ents, (cap = cap ? cap * 2 : 16) * sizeof(*p));
-				if (!p) {
-					r = -ENOMEM;
-					break;
-				}
-				ents = p;
-			}
+			r = CVM_GROW(ents, cnt + 1, cap);
+			if (r < 0)
+				break;
 			if (!(ents[cnt] = strdup(de->d_name)))
 				r = -ENOMEM;
 			else

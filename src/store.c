@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fault.h"
 #include "cudnnvm/fsutil.h"
@@ -515,7 +516,7 @@ static int remove_around_loaded(struct cvm_store *s, const char *from, const cha
 {
 	char bin[4096], **names = NULL;
 	int bfd = -1, afd = -1, lfd, r;
-	size_t n = 0;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
 
@@ -535,17 +536,16 @@ static int remove_around_loaded(struct cvm_store *s, const char *from, const cha
 		goto out;
 	}
 	while (r == 0 && (de = readdir(d))) {
-		char **nv;
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
-		nv = realloc(names, (n + 1) * sizeof(*nv));
-		if (!nv || !(nv[n] = strdup(de->d_name))) {
-			if (nv)
-				names = nv;
+		r = CVM_GROW(names, n + 1, cap);
+		if (r < 0)
+			break;
+		names[n] = strdup(de->d_name);
+		if (!names[n]) {
 			r = -ENOMEM;
 			break;
 		}
-		names = nv;
 		n++;
 	}
 	closedir(d);
@@ -693,15 +693,9 @@ int cvm_store_list(struct cvm_store *s, char ***ids, size_t *n)
 				       sizeof(x.platform)) < 0 ||
 		    cvm_version_parse(ver, &x.v) < 0)
 			continue;
-		if (cnt == cap) {
-			cap = cap ? cap * 2 : 16;
-			struct idv *nv = realloc(v, cap * sizeof(*v));
-			if (!nv) {
-				r = -ENOMEM;
-				goto out;
-			}
-			v = nv;
-		}
+		r = CVM_GROW(v, cnt + 1, cap);
+		if (r < 0)
+			goto out;
 		x.id = strdup(de->d_name);
 		if (!x.id) {
 			r = -ENOMEM;
@@ -988,6 +982,7 @@ static int active_list(struct cvm_store *s, char ***cudas, size_t *n)
 {
 	struct dirent *de;
 	char **v = NULL;
+	size_t cap = 0;
 	DIR *d;
 	int r = 0;
 
@@ -997,17 +992,13 @@ static int active_list(struct cvm_store *s, char ***cudas, size_t *n)
 	if (r < 0)
 		return r == -ENOENT ? 0 : r;
 	while ((de = readdir(d))) {
-		char **nv;
 		/* What use names them: cuda-X.Y (its temporary names hold more dots). */
 		if (strncmp(de->d_name, "cuda-", 5) ||
 		    strspn(de->d_name + 5, "0123456789.") != strlen(de->d_name + 5) || !de->d_name[5])
 			continue;
-		nv = realloc(v, (*n + 1) * sizeof(*nv));
-		if (!nv) {
-			r = -ENOMEM;
+		r = CVM_GROW(v, *n + 1, cap);
+		if (r < 0)
 			break;
-		}
-		v = nv;
 		v[*n] = strdup(de->d_name + 5);
 		if (!v[*n]) {
 			r = -ENOMEM;

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/config.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
@@ -370,7 +371,7 @@ struct found {
 	struct cvm_toolkit *t;
 	uint64_t *dev;		/* of each toolkit found (Windows' ino_t is 16 bits) */
 	uint64_t *ino;
-	size_t n, cap;
+	size_t n, cap, dev_cap, ino_cap;	/* cap: t's; each array grows on its own */
 };
 
 static int found_add(struct found *f, const char *prefix, const char *resolved,
@@ -383,30 +384,13 @@ static int found_add(struct found *f, const char *prefix, const char *resolved,
 	r = cvm_fmt(host, sizeof(host), "%s%s", prefix, resolved);
 	if (r < 0)
 		goto out;
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 8;
-		struct cvm_toolkit *nt = realloc(f->t, cap * sizeof(*nt));
-		uint64_t *nd, *ni;
-
-		if (!nt) {
-			r = -ENOMEM;
-			goto out;
-		}
-		f->t = nt;
-		nd = realloc(f->dev, cap * sizeof(*nd));
-		if (!nd) {
-			r = -ENOMEM;
-			goto out;
-		}
-		f->dev = nd;
-		ni = realloc(f->ino, cap * sizeof(*ni));
-		if (!ni) {
-			r = -ENOMEM;
-			goto out;
-		}
-		f->ino = ni;
-		f->cap = cap;
-	}
+	r = CVM_GROW(f->t, f->n + 1, f->cap);
+	if (r == 0)
+		r = CVM_GROW(f->dev, f->n + 1, f->dev_cap);
+	if (r == 0)
+		r = CVM_GROW(f->ino, f->n + 1, f->ino_cap);
+	if (r < 0)
+		goto out;
 	t.path = strdup(host);
 	t.display = strdup(resolved);
 	if (!t.path || !t.display) {
@@ -482,17 +466,9 @@ static int scan(struct found *f, const char *prefix, const char *inner, const ch
 	while ((errno = 0, de = readdir(d))) {
 		if (strncmp(de->d_name, stem, strlen(stem)) != 0)
 			continue;
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			char **nn = realloc(names, nc * sizeof(*nn));
-
-			if (!nn) {
-				r = -ENOMEM;
-				goto out;
-			}
-			names = nn;
-			cap = nc;
-		}
+		r = CVM_GROW(names, n + 1, cap);
+		if (r < 0)
+			goto out;
 		names[n] = strdup(de->d_name);
 		if (!names[n]) {
 			r = -ENOMEM;

@@ -35,11 +35,13 @@ struct cvm_release {
 	bool low_trust;			/* no sizes (spack table) */
 	struct cvm_build *builds;
 	size_t nbuilds;
+	size_t builds_cap;		/* builds' allocated count (cvm_grow) */
 };
 
 struct cvm_catalogue {
 	struct cvm_release *rel;	/* sorted, newest first */
 	size_t n;
+	size_t cap;			/* rel's allocated count (cvm_grow) */
 };
 
 /*

@@ -22,14 +22,14 @@ struct cvm_copy_group {
 	char copy[4096];	/* the store id, or the folder */
 	char active_for[64];	/* store copies: the toolkits it is active for ("" none) */
 	char **files;		/* the mapped paths (malloc'd) */
-	size_t nfiles;
+	size_t nfiles, files_cap;	/* files_cap: files' allocated count (cvm_grow) */
 };
 
 struct cvm_proc_cudnn {
 	pid_t pid;
 	char command[512];	/* the command line, spaces for NULs, sanitised by the printer */
 	struct cvm_copy_group *g;
-	size_t ng;
+	size_t ng, g_cap;	/* g_cap: g's allocated count (cvm_grow) */
 	bool mixed;		/* more than one copy */
 	bool not_active;	/* a store version that no toolkit has active */
 };
@@ -52,14 +52,14 @@ void cvm_procmap_classify(const char *store_real, const char *path, char *kind, 
 			  char *copy, size_t copy_len);
 
 /*
- * Appends process pid, running command, to *v (*cnt entries; realloc'd, and
- * *cnt counts it even when this fails, so that cvm_procmap_free frees what it
- * holds) with its n paths grouped by copy (cvm_procmap_classify; store and
+ * Appends process pid, running command, to *v (*cnt entries, room for *cap:
+ * grown by cvm_grow, and *cnt counts it even when this fails, so that
+ * cvm_procmap_free frees what it holds) with its n paths grouped by copy (cvm_procmap_classify; store and
  * store_real as there). The strings of paths move into the groups (paths[i]
- * set to NULL); the array stays the caller's. 0 or -ENOMEM.
+ * set to NULL); the array stays the caller's. 0 or -ENOMEM (-EOVERFLOW: cvm_grow).
  */
 int cvm_procmap_add(struct cvm_store *store, const char *store_real, pid_t pid, const char *command,
-		    char **paths, size_t n, struct cvm_proc_cudnn **v, size_t *cnt);
+		    char **paths, size_t n, struct cvm_proc_cudnn **v, size_t *cnt, size_t *cap);
 /* Orders v by PID, so that the output is stable. */
 void cvm_procmap_sort(struct cvm_proc_cudnn *v, size_t n);
 

@@ -48,7 +48,7 @@ WIN_LIBS = $(WIN_DEPS_LIBS) -lwinhttp -lbcrypt -lpsapi -lrstrtmgr -luser32 -ladv
 
 WIN_LIB_OBJS := $(patsubst src/%.c,$(WIN_O)/%.o,$(COMMON_SRCS) $(WIN_SRCS)) $(WIN_O)/manifests_data.o
 WIN_BIN_OBJS := $(WIN_O)/main.o $(WIN_O)/main_win.o $(CMD_SRCS:src/%.c=$(WIN_O)/%.o)
-WIN_UNIT := $(addprefix $(WIN_O)/tests/,test_compat.exe test_entry.exe test_digest.exe test_version.exe \
+WIN_UNIT := $(addprefix $(WIN_O)/tests/,test_alloc.exe test_compat.exe test_entry.exe test_digest.exe test_version.exe \
 	test_driver.exe)
 
 windows: $(WIN_DEPS_STAMP)

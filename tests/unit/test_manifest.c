@@ -307,7 +307,7 @@ static void test_host_platform(void)
 
 static void test_good_docs(void)
 {
-	struct cvm_catalogue cat = { NULL, 0 };
+	struct cvm_catalogue cat = { 0 };
 	const struct cvm_release *rel;
 	const struct cvm_build *b;
 	static const char doc1[] = DOC_HEAD "\"linux-x86_64\": {\"cuda12\": " GOOD_BUILD "}}}";
@@ -410,7 +410,7 @@ static void test_bad_docs(void)
 		  GOOD_BUILD "}}}, \"1.2.5\": {\"cudnn\": {\"linux-x86_64\": 1}}}" },
 	};
 	static const char good[] = DOC_HEAD "\"linux-x86_64\": {\"cuda12\": " GOOD_BUILD "}}}";
-	struct cvm_catalogue cat = { NULL, 0 };
+	struct cvm_catalogue cat = { 0 };
 	size_t i;
 	int r;
 
@@ -432,7 +432,7 @@ static void test_bad_docs(void)
 
 static void test_messages(void)
 {
-	struct cvm_catalogue cat = { NULL, 0 };
+	struct cvm_catalogue cat = { 0 };
 	static const char doc[] = "{\"release_label\": \"9.1.0\", \"cudnn\": {\"linux-x86_64\": {\"cuda12\": "
 		"{\"relative_path\": \"a/b\", \"sha256\": \"abc\"}}}}";
 	static const char broken[] = "{\n  \"release_label\": \"9.1.0\",\n  \"cudnn\": {,\n}";
