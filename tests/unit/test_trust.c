@@ -81,32 +81,32 @@ int main(void)
 		struct stat o = { .st_uid = geteuid(), .st_gid = getegid() };
 		char why[192];
 
-		o.st_mode = S_IFREG | 0644;
-		CHECK(!cvm_trust_installed_why(&o, why, sizeof(why)), "installed: a 0644 file holds");
-		o.st_mode = S_IFREG | 0755;
-		CHECK(!cvm_trust_installed_why(&o, why, sizeof(why)), "installed: a 0755 file holds");
-		o.st_mode = S_IFDIR | 0755;
-		CHECK(!cvm_trust_installed_why(&o, why, sizeof(why)), "installed: a 0755 folder holds");
-		o.st_mode = S_IFLNK | 0777;
-		CHECK(!cvm_trust_installed_why(&o, why, sizeof(why)), "installed: a link holds");
-		o.st_mode = S_IFREG | 0646;
-		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
-		      !strcmp(why, "every user can write it (mode 0646)"), "installed: 0646: '%s'", why);
-		o.st_mode = S_IFREG | 04755;
-		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
-		      !strcmp(why, "a set-id or sticky bit is set (mode 4755)"), "installed: setuid: '%s'", why);
-		o.st_mode = S_IFDIR | 02755;
-		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
-		      !strcmp(why, "a set-id or sticky bit is set (mode 2755)"), "installed: setgid folder: '%s'", why);
-		o.st_mode = S_IFREG | 0600;
-		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
-		      !strcmp(why, "mode 0600, not the 0644 or 0755 install gives a file"), "installed: 0600: '%s'", why);
-		o.st_mode = S_IFDIR | 0700;
-		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
-		      !strcmp(why, "mode 0700, not the 0755 install gives a folder"), "installed: 0700 folder: '%s'", why);
-		o.st_mode = S_IFIFO | 0644;
-		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) &&
-		      !strcmp(why, "not a regular file, folder or symlink"), "installed: a FIFO: '%s'", why);
+		static const struct {
+			mode_t mode;
+			const char *why;	/* NULL: the object holds */
+			const char *name;
+		} cases[] = {
+			{ S_IFREG | 0644, NULL, "a 0644 file holds" },
+			{ S_IFREG | 0755, NULL, "a 0755 file holds" },
+			{ S_IFDIR | 0755, NULL, "a 0755 folder holds" },
+			{ S_IFLNK | 0777, NULL, "a link holds" },
+			{ S_IFREG | 0646, "every user can write it (mode 0646)", "0646" },
+			{ S_IFREG | 04755, "a set-id or sticky bit is set (mode 4755)", "setuid" },
+			{ S_IFDIR | 02755, "a set-id or sticky bit is set (mode 2755)", "setgid folder" },
+			{ S_IFREG | 0600, "mode 0600, not the 0644 or 0755 install gives a file", "0600" },
+			{ S_IFDIR | 0700, "mode 0700, not the 0755 install gives a folder", "0700 folder" },
+			{ S_IFIFO | 0644, "not a regular file, folder or symlink", "a FIFO" },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			const char *got;
+
+			o.st_mode = cases[i].mode;
+			why[0] = '\0';
+			got = cvm_trust_installed_why(&o, why, sizeof(why));
+			CHECK(cases[i].why ? got && !strcmp(why, cases[i].why) : !got, "installed: %s: '%s'",
+			      cases[i].name, why);
+		}
 		o.st_mode = S_IFLNK | 0777;
 		o.st_uid = geteuid() == 65534 ? 65533 : 65534;
 		CHECK(cvm_trust_installed_why(&o, why, sizeof(why)) && strstr(why, "another user (uid"),
