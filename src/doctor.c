@@ -652,14 +652,180 @@ static void check_processes(struct report *rp, cvm_json *json)
 	cvm_procmap_free(v, n);
 }
 
+/* 0. whatever the loader cache knows */
+static void consider_cache(struct report *rp)
+{
+	char dir[PATH_MAX];
+
+	for (const char *p = rp->cache; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
+		const char *arrow = strstr(p, "=> "), *eol = strchrnul(p, '\n');
+		char *slash;
+		if (!arrow || arrow > eol || !strstr(p, "libcudnn.so.") || strstr(p, "libcudnn.so.") > eol)
+			continue;
+		snprintf(dir, sizeof(dir), "%s%.*s", rp->ctx->root, (int)(eol - arrow - 3), arrow + 3);
+		slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		consider(rp, dir, "loader cache", false);
+	}
+}
+
+/* 1. the store */
+static void consider_store(struct report *rp)
+{
+	struct cvm_ctx *ctx = rp->ctx;
+	char dir[PATH_MAX], **ids = NULL;
+	size_t nids = 0;
+
+	if (ctx->store_open && cvm_store_list(&ctx->store, &ids, &nids) == 0)
+		for (size_t i = 0; i < nids; i++) {
+			snprintf(dir, sizeof(dir), "%s/versions/%s/lib", ctx->store.path, ids[i]);
+			consider(rp, dir, "store", true);
+		}
+	cvm_strv_free(ids, nids);
+}
+
+/* 2. each toolkit: its lib64, else its lib */
+static void consider_toolkits(struct report *rp, const struct cvm_toolkit *t, size_t nt)
+{
+	const char *root = rp->ctx->root;
+	char dir[PATH_MAX], where[64];
+
+	for (size_t i = 0; i < nt; i++) {
+		char inner[PATH_MAX], res[PATH_MAX];
+		snprintf(where, sizeof(where), "CUDA %d.%d toolkit", t[i].major, t[i].minor);
+		for (const char *sub = "lib64"; sub; sub = strcmp(sub, "lib64") ? NULL : "lib") {
+			if (cvm_fmt(inner, sizeof(inner), "%s/%s", t[i].display, sub) == 0 &&
+			    cvm_resolve_in_root(root, inner, res, sizeof(res)) == 0) {
+				snprintf(dir, sizeof(dir), "%s%s", root, res);
+				consider(rp, dir, where, false);
+				break;
+			}
+		}
+	}
+}
+
+/* 3. LD_LIBRARY_PATH (host paths, as the loader reads them) */
+static void consider_ld_path(struct report *rp, const char *ldp)
+{
+	char dir[PATH_MAX];
+
+	for (const char *p = ldp ? ldp : "", *q; *p; p = *q ? q + 1 : q) {
+		q = strchrnul(p, ':');
+		snprintf(dir, sizeof(dir), "%.*s", (int)(q - p), p);
+		if (*dir)
+			consider(rp, dir, "LD_LIBRARY_PATH", false);
+	}
+}
+
+/* 4. the loader's folders, conda environments, pip wheels */
+static void consider_known_folders(struct report *rp)
+{
+	char dir[PATH_MAX];
+
+	consider_glob(rp, "/usr/lib/x86_64-linux-gnu", "system");
+	consider_glob(rp, "/usr/lib/aarch64-linux-gnu", "system");
+	consider_glob(rp, "/usr/lib64", "system");
+	consider_glob(rp, "/usr/local/lib", "system");
+	consider_glob(rp, "/opt/conda/lib", "conda");
+	consider_glob(rp, "/opt/conda/envs/*/lib", "conda");
+	consider_glob(rp, "/usr/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
+	consider_glob(rp, "/usr/local/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
+	consider_glob(rp, "/opt/*/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
+	consider_glob(rp, "/opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
+	consider_glob(rp, "/opt/*/*/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
+	if (getenv("VIRTUAL_ENV") &&
+	    cvm_fmt(dir, sizeof(dir), "%s/lib/python3*/site-packages/nvidia/cudnn/lib",
+		    getenv("VIRTUAL_ENV")) == 0 && !rp->ctx->root[0])
+		consider_glob(rp, dir, "pip wheel");
+	if (getenv("CONDA_PREFIX") && cvm_fmt(dir, sizeof(dir), "%s/lib", getenv("CONDA_PREFIX")) == 0)
+		consider(rp, dir, "conda", false);
+}
+
+/* Conda and pip under the home folder (host paths: not looked at under a root). */
+static void consider_home(struct report *rp, const char *home)
+{
+	static const char *const pats[] = {
+		"%s/miniconda3/envs/*/lib", "%s/anaconda3/envs/*/lib", "%s/miniconda3/lib",
+		"%s/.local/lib/python3*/site-packages/nvidia/cudnn/lib",
+	};
+
+	if (!home || rp->ctx->root[0])
+		return;
+	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
+		char pat[PATH_MAX];
+		glob_t g;
+		snprintf(pat, sizeof(pat), pats[i], home);
+		if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
+			continue;
+		for (size_t k = 0; k < g.gl_pathc; k++)
+			consider(rp, g.gl_pathv[k], strstr(pat, "nvidia") ? "pip wheel" : "conda", false);
+		globfree(&g);
+	}
+}
+
+static void list_copies(const struct report *rp, cvm_json *jcopies)
+{
+	if (!jcopies)
+		cvm_info("cuDNN copies found: %zu", rp->n);
+	for (size_t i = 0; i < rp->n; i++) {
+		char hv[32], lv[32];
+		const struct copy *c = &rp->c[i];
+		version_str(c->header, hv, sizeof(hv));
+		version_str(c->library, lv, sizeof(lv));
+		if (jcopies) {
+			cvm_json *o = cvm_json_object();
+			cvm_json_set(o, "path", cvm_json_string(shown(rp, c->real)));
+			cvm_json_set(o, "where", cvm_json_string(c->where));
+			cvm_json_set(o, "managed", cvm_json_bool(c->managed));
+			cvm_json_set(o, "header_version", cvm_json_integer((int64_t)c->header));
+			cvm_json_set(o, "library_version", cvm_json_integer((int64_t)c->library));
+			cvm_json_set(o, "cudart_version", cvm_json_integer((int64_t)c->cudart));
+			cvm_json_append(jcopies, o);
+		} else {
+			cvm_info("  %-9s headers %-8s %-18s %-12s %s", lv, hv, c->where,
+				 c->managed ? "managed" : "not managed", shown(rp, c->dir));
+		}
+	}
+}
+
+/* The driver's version, from the kernel module, else nvidia-smi; "" when none. */
+static void read_driver(char *drv, size_t len)
+{
+	char *text = NULL;
+	size_t n;
+
+	if (cvm_read_file_at(AT_FDCWD, "/proc/driver/nvidia/version", 1 << 16, &text, &n) == 0) {
+		cvm_doctor_parse_driver(text, drv, len);
+		free(text);
+	}
+	if (!drv[0])
+		driver_from_smi(drv, len);
+}
+
+/* Each copy, and the driver against what the copy's build needs. */
+static void check_copies(struct report *rp, const char *drv)
+{
+	for (size_t i = 0; i < rp->n; i++) {
+		const char *need = cvm_doctor_min_driver((int)(rp->c[i].cudart / 1000));
+		check_copy(rp, &rp->c[i]);
+		if (drv[0] && need && older(drv, need)) {
+			char fix[128];
+			snprintf(fix, sizeof(fix), "upgrade the NVIDIA driver to %s or newer", need);
+			problem(rp, fix, "%s is built for CUDA %lu, which needs driver %s; this one is %s",
+				shown(rp, rp->c[i].dir), rp->c[i].cudart / 1000, need, drv);
+		}
+	}
+}
+
 int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 {
 	struct report rp = { .ctx = ctx };
 	struct cvm_toolkit *t = NULL;
-	char dir[PATH_MAX], where[64], drv[64] = "", *text = NULL, **ids = NULL;
+	char drv[64] = "";
 	const char *ldp = getenv("LD_LIBRARY_PATH"), *home = getenv("HOME");
 	cvm_json *jcopies = NULL, *jtk = NULL;
-	size_t nt = 0, nids = 0, len;
+	size_t nt = 0;
 
 	if (json) {
 		jcopies = cvm_json_array();
@@ -669,129 +835,27 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 	}
 	cvm_findings_init(&rp.f, json);
 	read_cache(&rp);
-	/* 0. whatever the loader cache knows */
-	for (const char *p = rp.cache; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
-		const char *arrow = strstr(p, "=> "), *eol = strchrnul(p, '\n');
-		char *slash;
-		if (!arrow || arrow > eol || !strstr(p, "libcudnn.so.") || strstr(p, "libcudnn.so.") > eol)
-			continue;
-		snprintf(dir, sizeof(dir), "%s%.*s", ctx->root, (int)(eol - arrow - 3), arrow + 3);
-		slash = strrchr(dir, '/');
-		if (slash)
-			*slash = '\0';
-		consider(&rp, dir, "loader cache", false);
-	}
-	/* 1. the store */
-	if (ctx->store_open && cvm_store_list(&ctx->store, &ids, &nids) == 0)
-		for (size_t i = 0; i < nids; i++) {
-			snprintf(dir, sizeof(dir), "%s/versions/%s/lib", ctx->store.path, ids[i]);
-			consider(&rp, dir, "store", true);
-		}
-	cvm_strv_free(ids, nids);
-	/* 2. each toolkit */
+	consider_cache(&rp);
+	consider_store(&rp);
 	if (cvm_toolkits_find(ctx->root, &t, &nt) < 0)
 		nt = 0;
-	for (size_t i = 0; i < nt; i++) {
-		char inner[PATH_MAX], res[PATH_MAX];
-		snprintf(where, sizeof(where), "CUDA %d.%d toolkit", t[i].major, t[i].minor);
-		for (const char *sub = "lib64"; sub; sub = strcmp(sub, "lib64") ? NULL : "lib") {
-			if (cvm_fmt(inner, sizeof(inner), "%s/%s", t[i].display, sub) == 0 &&
-			    cvm_resolve_in_root(ctx->root, inner, res, sizeof(res)) == 0) {
-				snprintf(dir, sizeof(dir), "%s%s", ctx->root, res);
-				consider(&rp, dir, where, false);
-				break;
-			}
-		}
-	}
-	/* 3. LD_LIBRARY_PATH (host paths, as the loader reads them) */
-	for (const char *p = ldp ? ldp : "", *q; *p; p = *q ? q + 1 : q) {
-		q = strchrnul(p, ':');
-		snprintf(dir, sizeof(dir), "%.*s", (int)(q - p), p);
-		if (*dir)
-			consider(&rp, dir, "LD_LIBRARY_PATH", false);
-	}
-	/* 4. the loader's folders, conda environments, pip wheels */
-	consider_glob(&rp, "/usr/lib/x86_64-linux-gnu", "system");
-	consider_glob(&rp, "/usr/lib/aarch64-linux-gnu", "system");
-	consider_glob(&rp, "/usr/lib64", "system");
-	consider_glob(&rp, "/usr/local/lib", "system");
-	consider_glob(&rp, "/opt/conda/lib", "conda");
-	consider_glob(&rp, "/opt/conda/envs/*/lib", "conda");
-	consider_glob(&rp, "/usr/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
-	consider_glob(&rp, "/usr/local/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
-	consider_glob(&rp, "/opt/*/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
-	consider_glob(&rp, "/opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
-	consider_glob(&rp, "/opt/*/*/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
-	if (getenv("VIRTUAL_ENV") &&
-	    cvm_fmt(dir, sizeof(dir), "%s/lib/python3*/site-packages/nvidia/cudnn/lib",
-		    getenv("VIRTUAL_ENV")) == 0 && !ctx->root[0])
-		consider_glob(&rp, dir, "pip wheel");
-	if (getenv("CONDA_PREFIX") && cvm_fmt(dir, sizeof(dir), "%s/lib", getenv("CONDA_PREFIX")) == 0)
-		consider(&rp, dir, "conda", false);
-	if (home && !ctx->root[0]) {
-		static const char *const pats[] = {
-			"%s/miniconda3/envs/*/lib", "%s/anaconda3/envs/*/lib", "%s/miniconda3/lib",
-			"%s/.local/lib/python3*/site-packages/nvidia/cudnn/lib",
-		};
-		for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
-			char pat[PATH_MAX];
-			glob_t g;
-			snprintf(pat, sizeof(pat), pats[i], home);
-			if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
-				continue;
-			for (size_t k = 0; k < g.gl_pathc; k++)
-				consider(&rp, g.gl_pathv[k], strstr(pat, "nvidia") ? "pip wheel" : "conda",
-					 false);
-			globfree(&g);
-		}
-	}
-	if (!json)
-		cvm_info("cuDNN copies found: %zu", rp.n);
-	for (size_t i = 0; i < rp.n; i++) {
-		char hv[32], lv[32];
-		const struct copy *c = &rp.c[i];
-		version_str(c->header, hv, sizeof(hv));
-		version_str(c->library, lv, sizeof(lv));
-		if (jcopies) {
-			cvm_json *o = cvm_json_object();
-			cvm_json_set(o, "path", cvm_json_string(shown(&rp, c->real)));
-			cvm_json_set(o, "where", cvm_json_string(c->where));
-			cvm_json_set(o, "managed", cvm_json_bool(c->managed));
-			cvm_json_set(o, "header_version", cvm_json_integer((int64_t)c->header));
-			cvm_json_set(o, "library_version", cvm_json_integer((int64_t)c->library));
-			cvm_json_set(o, "cudart_version", cvm_json_integer((int64_t)c->cudart));
-			cvm_json_append(jcopies, o);
-		} else {
-			cvm_info("  %-9s headers %-8s %-18s %-12s %s", lv, hv, c->where,
-				 c->managed ? "managed" : "not managed", shown(&rp, c->dir));
-		}
-	}
+	consider_toolkits(&rp, t, nt);
+	consider_ld_path(&rp, ldp);
+	consider_known_folders(&rp);
+	consider_home(&rp, home);
+	list_copies(&rp, jcopies);
 	/* The store itself: its active links, and what its versions are made of. */
 	if (ctx->store_open)
 		cvm_findings_store(&rp.f, &ctx->store);
 	/* The driver, against what the builds need. */
-	if (cvm_read_file_at(AT_FDCWD, "/proc/driver/nvidia/version", 1 << 16, &text, &len) == 0) {
-		cvm_doctor_parse_driver(text, drv, sizeof(drv));
-		free(text);
-	}
-	if (!drv[0])
-		driver_from_smi(drv, sizeof(drv));
+	read_driver(drv, sizeof(drv));
 	if (json)
 		cvm_json_set(json, "driver", cvm_json_string(drv[0] ? drv : NULL));
 	else
 		cvm_info("NVIDIA driver: %s", drv[0] ? drv : "none loaded (no GPU part can run here)");
 	if (!drv[0])
 		unchecked(&rp, "whether the driver is new enough for each copy", "no NVIDIA driver found");
-	for (size_t i = 0; i < rp.n; i++) {
-		const char *need = cvm_doctor_min_driver((int)(rp.c[i].cudart / 1000));
-		check_copy(&rp, &rp.c[i]);
-		if (drv[0] && need && older(drv, need)) {
-			char fix[128];
-			snprintf(fix, sizeof(fix), "upgrade the NVIDIA driver to %s or newer", need);
-			problem(&rp, fix, "%s is built for CUDA %lu, which needs driver %s; this one is %s",
-				shown(&rp, rp.c[i].dir), rp.c[i].cudart / 1000, need, drv);
-		}
-	}
+	check_copies(&rp, drv);
 	for (size_t i = 0; i < nt; i++) {
 		cvm_json *o = jtk ? cvm_json_object() : NULL;
 		check_toolkit(&rp, &t[i], o);

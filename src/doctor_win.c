@@ -580,14 +580,57 @@ static void check_processes(struct report *rp)
 	cvm_procmap_free(v, n);
 }
 
+/* Each copy ahead of the active one (h[at]) in the search order: the first is what loads. */
+static void check_ahead(struct report *rp, const char *cuda, const char *name, const struct hit *h,
+			size_t at)
+{
+	char fix[2 * LEN];
+
+	for (size_t i = 0; i < at; i++) {
+		const struct copy *c = find_copy(rp, h[i].real);
+		char cv[32] = "?";
+		if (c)
+			copy_version(c, cv, sizeof(cv));
+		if (h[i].entry)
+			snprintf(fix, sizeof(fix), "delete %s, or take %s out of PATH (%s)",
+				 h[i].file, h[i].dir, path_key(h[i].dir));
+		else
+			snprintf(fix, sizeof(fix), "delete %s (a copy in a system folder comes before "
+				 "every PATH entry)", h[i].file);
+		cvm_findings_problem(&rp->f, fix, "CUDA %s: %s (%s) holds another %s (cuDNN %s), ahead "
+				     "of the active version's (%s: %s)%s", cuda, h[i].place,
+				     h[i].dir, name, cv, h[at].place, h[at].dir,
+				     i == 0 ? ": programs load it, not the active version" : "");
+	}
+}
+
+/* A shell opened before the last change still has the old PATH: say what loads from it. */
+static void check_this_path(struct report *rp, const char *name, const struct hit *h, size_t n,
+			    cvm_json *jt)
+{
+	struct hit *hh = NULL;
+	size_t nh = 0;
+
+	if (rp->here && search(rp->here, name, &hh, &nh) == 0 &&
+	    (nh != n || (n && strcasecmp(hh[0].real, h[0].real)))) {
+		if (jt)
+			cvm_json_set(jt, "loads_from_this_process", cvm_json_string(nh ? hh[0].file : NULL));
+		else
+			cvm_info("  this process's PATH is not the registry's (a shell opened before a "
+				 "change, or PATH set by hand): programs started from here load %s%s%s",
+				 nh ? hh[0].file : "no cuDNN", nh ? ": " : "", nh ? hh[0].place : "");
+	}
+	free(hh);
+}
+
 /* The DLL a program of tk loads by path, and every other copy of it on the way. */
 static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, const char *drv,
 			  cvm_json *jt)
 {
 	char cuda[16], id[160], active[LEN], name[32], bin[LEN], v[32], fix[2 * LEN], tkd[LEN];
 	const char *from = NULL;
-	struct hit *h = NULL, *hh = NULL;
-	size_t n = 0, nh = 0, others = 0, at = 0;
+	struct hit *h = NULL;
+	size_t n = 0, others = 0, at = 0;
 	const struct copy *loaded = NULL;
 	bool found_active;
 	int major, amajor;
@@ -653,23 +696,7 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, const
 				     "programs look for %s, but the active version %s is cuDNN %d",
 				     cuda, major, name, id, amajor);
 	} else if (id[0] && found_active) {
-		/* Each copy ahead of the active one: the first is what loads. */
-		for (size_t i = 0; i < at; i++) {
-			const struct copy *c = find_copy(rp, h[i].real);
-			char cv[32] = "?";
-			if (c)
-				copy_version(c, cv, sizeof(cv));
-			if (h[i].entry)
-				snprintf(fix, sizeof(fix), "delete %s, or take %s out of PATH (%s)",
-					 h[i].file, h[i].dir, path_key(h[i].dir));
-			else
-				snprintf(fix, sizeof(fix), "delete %s (a copy in a system folder comes before "
-					 "every PATH entry)", h[i].file);
-			cvm_findings_problem(&rp->f, fix, "CUDA %s: %s (%s) holds another %s (cuDNN %s), ahead "
-					     "of the active version's (%s: %s)%s", cuda, h[i].place,
-					     h[i].dir, name, cv, h[at].place, h[at].dir,
-					     i == 0 ? ": programs load it, not the active version" : "");
-		}
+		check_ahead(rp, cuda, name, h, at);
 	} else if (id[0]) {
 		snprintf(fix, sizeof(fix), "run 'cudnnvm%s use %s --cuda %s' again (it puts the entry back)",
 			 rp->ctx->user ? " --user" : "", id, cuda);
@@ -688,17 +715,7 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, const
 		snprintf(what, sizeof(what), "the CUDA %s toolkit", cuda);
 		check_driver(rp, drv, tk->major, what);
 	}
-	/* A shell opened before the last change still has the old PATH: say what loads from it. */
-	if (rp->here && search(rp->here, name, &hh, &nh) == 0 &&
-	    (nh != n || (n && strcasecmp(hh[0].real, h[0].real)))) {
-		if (jt)
-			cvm_json_set(jt, "loads_from_this_process", cvm_json_string(nh ? hh[0].file : NULL));
-		else
-			cvm_info("  this process's PATH is not the registry's (a shell opened before a "
-				 "change, or PATH set by hand): programs started from here load %s%s%s",
-				 nh ? hh[0].file : "no cuDNN", nh ? ": " : "", nh ? hh[0].place : "");
-	}
-	free(hh);
+	check_this_path(rp, name, h, n, jt);
 	free(h);
 }
 
