@@ -248,192 +248,223 @@ static int toolkit_paths(const struct cvm_ctx *ctx, const struct cvm_toolkit *tk
 	return r;
 }
 
-int cvm_smoke_check(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
-		    const struct cvm_smoke_opts *o, cvm_json *json)
-{
-	struct cvm_record rec = { 0 };
-	struct cvm_version hv = { 0 };
-	struct cvm_smoke_report *res = NULL;
-	char lib[PATH_MAX], inc[PATH_MAX], soname[64], vdir[PATH_MAX], real[PATH_MAX], hpath[PATH_MAX];
-	char val[PATH_MAX], devarg[16], libpath[PATH_MAX], *text = NULL;
-	char *argv[8] = { (char *)"/proc/self/exe", (char *)"__smoke-child", libpath, real, NULL };
-	const char *const *subs;
-	unsigned long libv, cudart = 0, header = 0;
-	size_t len, argc = 4;
-	int fd, r, ndev = 0;
-	cvm_json *gpu = NULL, *mapped = NULL;
-	struct cvm_trust trust;
-	struct cvm_archs archs = { 0 };
+/* What the steps of cvm_smoke_check share. */
+struct check {
+	struct cvm_ctx *ctx;
+	const struct cvm_toolkit *tk;
+	const char *id;			/* the active version, or NULL */
+	struct cvm_record rec;		/* id's record */
+	struct cvm_version hv;		/* the headers' version */
+	struct cvm_smoke_report *res;
+	char lib[PATH_MAX], inc[PATH_MAX], soname[64];
+	char real[PATH_MAX];		/* the version's folder, resolved: all that loads is from there */
+	char libpath[PATH_MAX];		/* the dispatcher the child loads */
+	char loaded[PATH_MAX];		/* the file the child's loader took */
+	unsigned long header, libv, cudart;
+};
 
-	r = toolkit_paths(ctx, tk, lib, inc, sizeof(lib));
-	if (r < 0)
-		return cvm_err(-CVM_E_SMOKE, "smoke test: no library folder in '%s'", cvm_safe(tk->display));
-	if (id) {
-		fd = cvm_store_open_version(&ctx->store, id);
-		if (fd < 0)
-			return cvm_err(fd, "cannot open %s: %s", id, strerror(-fd));
-		r = cvm_record_read(fd, id, &rec);
-		close(fd);
-		if (r < 0)
-			return r;
-	}
-	/* The headers a build against this toolkit would see. */
-	if (cvm_fmt(hpath, sizeof(hpath), "%s/cudnn_version.h", inc) == 0 &&
-	    cvm_read_file_at(AT_FDCWD, hpath, 1 << 20, &text, &len) == 0) {
-		if (cvm_cudnn_header_version(text, len, &hv) == 0)
-			header = cvm_version_encode(&hv);
-		free(text);
-	}
-	if (!header) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s/include/cudnn_version.h is missing or has no "
-			    "version macros", cvm_safe(tk->display));
-		goto out;
-	}
-	if (id && header != rec.cudnn_version) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: the headers in %s/include say cuDNN %lu, but the "
-			    "active version %s is %lu", cvm_safe(tk->display), header, id,
-			    rec.cudnn_version);
-		goto out;
-	}
-	snprintf(soname, sizeof(soname), "libcudnn.so.%u", hv.part[0]);
-	r = check_lib(lib, soname, lib + strlen(ctx->root));
-	subs = cvm_smoke_sublibs(hv.part[0]);
+/* The headers a build against this toolkit would see: there, and of the active version. */
+static int check_headers(struct check *c)
+{
+	c->header = cvm_smoke_header_version(c->inc, &c->hv);
+	if (!c->header)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/include/cudnn_version.h is missing or has "
+			       "no version macros", cvm_safe(c->tk->display));
+	if (c->id && c->header != c->rec.cudnn_version)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: the headers in %s/include say cuDNN %lu, but "
+			       "the active version %s is %lu", cvm_safe(c->tk->display), c->header, c->id,
+			       c->rec.cudnn_version);
+	return 0;
+}
+
+/* The dispatcher and every sub-library of the headers' major, in the library folder. */
+static int check_files(struct check *c)
+{
+	const char *display = c->lib + strlen(c->ctx->root);
+	const char *const *subs;
+	int r;
+
+	snprintf(c->soname, sizeof(c->soname), "libcudnn.so.%u", c->hv.part[0]);
+	r = check_lib(c->lib, c->soname, display);
+	subs = cvm_smoke_sublibs(c->hv.part[0]);
 	for (size_t i = 0; r == 0 && subs[i]; i++) {
 		char sub[96];
-		snprintf(sub, sizeof(sub), "libcudnn_%s.so.%u", subs[i], hv.part[0]);
-		r = check_lib(lib, sub, lib + strlen(ctx->root));
+		snprintf(sub, sizeof(sub), "libcudnn_%s.so.%u", subs[i], c->hv.part[0]);
+		r = check_lib(c->lib, sub, display);
 	}
-	if (r == 0 && header >= 92100)
-		r = check_lib(lib, "libcudnn_engines_tensor_ir.so.9", lib + strlen(ctx->root));
-	if (r < 0)
-		goto out;
-	/* The version's own folder: everything loaded must come from there. */
-	if (id)
-		r = cvm_fmt(vdir, sizeof(vdir), "%s/versions/%s/lib", ctx->store.path, id);
+	if (r == 0 && c->header >= 92100)
+		r = check_lib(c->lib, "libcudnn_engines_tensor_ir.so.9", display);
+	return r;
+}
+
+/* The version's own folder (everything loaded must come from there) and the dispatcher's path. */
+static int version_folder(struct check *c)
+{
+	char vdir[PATH_MAX];
+	int r;
+
+	if (c->id)
+		r = cvm_fmt(vdir, sizeof(vdir), "%s/versions/%s/lib", c->ctx->store.path, c->id);
 	else
-		r = cvm_fmt(vdir, sizeof(vdir), "%s/%s", lib, soname);
-	if (r < 0 || !realpath(vdir, real)) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: cannot resolve '%s'", cvm_safe(vdir));
-		goto out;
-	}
-	if (!id)
-		*strrchr(real, '/') = '\0';
-	r = cvm_fmt(libpath, sizeof(libpath), "%s/%s", lib, soname);
+		r = cvm_fmt(vdir, sizeof(vdir), "%s/%s", c->lib, c->soname);
+	if (r < 0 || !realpath(vdir, c->real))
+		return cvm_err(-CVM_E_SMOKE, "smoke test: cannot resolve '%s'", cvm_safe(vdir));
+	if (!c->id)
+		*strrchr(c->real, '/') = '\0';
+	return cvm_fmt(c->libpath, sizeof(c->libpath), "%s/%s", c->lib, c->soname);
+}
+
+/* The loader part: the child loads the dispatcher (once all it may load is trusted) and answers. */
+static int load_in_child(struct check *c, char **argv)
+{
+	struct cvm_trust trust;
+	int r, status;
+
+	r = loadable(c->libpath, c->lib, &trust);
 	if (r < 0)
-		goto out;
-	argv[2] = libpath;
-	if (o->no_gpu)
-		argv[argc++] = (char *)"--no-gpu";
-	if (o->all_devices) {
-		argv[argc++] = (char *)"--all-devices";
-	} else if (o->device >= 0) {
-		snprintf(devarg, sizeof(devarg), "%d", o->device);
-		argv[argc++] = (char *)"--device";
-		argv[argc++] = devarg;
-	}
-	argv[argc] = NULL;
-	res = calloc(1, sizeof(*res));
-	if (!res) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = loadable(libpath, lib, &trust);
-	if (r < 0) {
-		r = cvm_err(r == -CVM_E_PERM ? -CVM_E_SMOKE : r, "smoke test: not loading %s: '%s': %s "
-			    "(cudnnvm loads nothing that another user could have written)",
-			    cvm_safe(libpath), cvm_safe(trust.path), trust.why);
-		goto out;
-	}
-	run_child(argv, lib, res);
-	if (res->status == -ETIMEDOUT) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s did not finish in %.0f s: killed",
-			    cvm_safe(libpath), cvm_smoke_timeout_s());
-		goto out;
-	}
-	if (res->status < 0) {
-		r = cvm_err(res->status, "smoke test: cannot run the child: %s", strerror(-res->status));
-		goto out;
-	}
-	if (WIFSIGNALED(res->status)) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: loading %s killed the process (signal %d, %s)%s",
-			    cvm_safe(libpath), WTERMSIG(res->status), strsignal(WTERMSIG(res->status)),
-			    WTERMSIG(res->status) == SIGBUS ? ": a library file is shorter than its "
-			    "contents say (truncated?); 'cudnnvm verify' names it" : "");
-		goto out;
-	}
-	if (!cvm_smoke_get(res, "version", val, sizeof(val))) {
+		return cvm_err(r == -CVM_E_PERM ? -CVM_E_SMOKE : r, "smoke test: not loading %s: '%s': "
+			       "%s (cudnnvm loads nothing that another user could have written)",
+			       cvm_safe(c->libpath), cvm_safe(trust.path), trust.why);
+	run_child(argv, c->lib, c->res);
+	status = c->res->status;
+	if (status == -ETIMEDOUT)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s did not finish in %.0f s: killed",
+			       cvm_safe(c->libpath), cvm_smoke_timeout_s());
+	if (status < 0)
+		return cvm_err(status, "smoke test: cannot run the child: %s", strerror(-status));
+	if (WIFSIGNALED(status))
+		return cvm_err(-CVM_E_SMOKE, "smoke test: loading %s killed the process (signal %d, "
+			       "%s)%s", cvm_safe(c->libpath), WTERMSIG(status), strsignal(WTERMSIG(status)),
+			       WTERMSIG(status) == SIGBUS ? ": a library file is shorter than its "
+			       "contents say (truncated?); 'cudnnvm verify' names it" : "");
+	if (!cvm_smoke_versions(c->res, &c->libv, &c->cudart, c->loaded, sizeof(c->loaded),
+				c->libpath)) {
 		char e[1024];
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: cannot load %s: %s", cvm_safe(libpath),
-			    cvm_safe(cvm_smoke_get(res, "error", e, sizeof(e)) ? e : "no answer from the child"));
-		goto out;
+		return cvm_err(-CVM_E_SMOKE, "smoke test: cannot load %s: %s", cvm_safe(c->libpath),
+			       cvm_safe(cvm_smoke_get(c->res, "error", e, sizeof(e)) ? e :
+					"no answer from the child"));
 	}
-	libv = strtoul(val, NULL, 10);
-	if (cvm_smoke_get(res, "cudart", val, sizeof(val)))
-		cudart = strtoul(val, NULL, 10);
-	if (!cvm_smoke_get(res, "path", hpath, sizeof(hpath)))
-		snprintf(hpath, sizeof(hpath), "%s", libpath);
-	cvm_smoke_library(tk, id, hpath, header, libv, cudart, json);
-	if (libv != header) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %lu, but the headers in %s/include "
-			    "say %lu: headers and library of different versions", cvm_safe(hpath), libv,
-			    cvm_safe(tk->display), header);
-		goto out;
-	}
-	if (realpath(hpath, val) && !under(val, real)) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: the loader picked %s, not the activated %s",
-			    cvm_safe(val), cvm_safe(real));
-		goto out;
-	}
-	r = check_subs(res, libv);
-	if (r < 0)
-		goto out;
-	/* The device code this very build carries: the record's, else read now (ccgate.h). */
-	if (id && rec.archs.known) {
-		archs = rec.archs;
+	return 0;
+}
+
+/* The version checks: the loaded library is the headers' release, the activated copy, one release. */
+static int check_library(struct check *c, cvm_json *json)
+{
+	char real[PATH_MAX];
+
+	cvm_smoke_library(c->tk, c->id, c->loaded, c->header, c->libv, c->cudart, json);
+	if (c->libv != c->header)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %lu, but the headers in "
+			       "%s/include say %lu: headers and library of different versions",
+			       cvm_safe(c->loaded), c->libv, cvm_safe(c->tk->display), c->header);
+	if (realpath(c->loaded, real) && !under(real, c->real))
+		return cvm_err(-CVM_E_SMOKE, "smoke test: the loader picked %s, not the activated %s",
+			       cvm_safe(real), cvm_safe(c->real));
+	return check_subs(c->res, c->libv);
+}
+
+/* The device code this very build carries: the record's, else read now (ccgate.h). */
+static void device_code(const struct check *c, struct cvm_archs *archs)
+{
+	if (c->id && c->rec.archs.known) {
+		*archs = c->rec.archs;
 	} else {
-		int lfd = open(lib, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		int lfd = open(c->lib, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (lfd >= 0) {
-			cvm_ccgate_scan_dir(lfd, &archs);
+			cvm_ccgate_scan_dir(lfd, archs);
 			close(lfd);
 		}
 	}
-	/* The GPU part. */
-	gpu = cvm_json_object();
-	mapped = cvm_json_array();
-	if (!gpu || !mapped) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = cvm_smoke_gpu_judge(res, libv, cudart, &archs, gpu, &ndev);
-	for (const char *p = res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+}
+
+/* Each library the child mapped, into mapped; r (the verdict so far) or, if 0, the first foreign one. */
+static int check_mapped(const struct check *c, cvm_json *mapped, int r)
+{
+	for (const char *p = c->res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		if (!strncmp(p, "mapped ", 7)) {
 			size_t n = strcspn(p + 7, "\n");
 			char m[PATH_MAX], mr[PATH_MAX];
 			snprintf(m, sizeof(m), "%.*s", (int)n, p + 7);
 			cvm_json_append(mapped, cvm_json_string(m));
-			if (realpath(m, mr) && !under(mr, real) && r == 0)
+			if (realpath(m, mr) && !under(mr, c->real) && r == 0)
 				r = cvm_err(-CVM_E_SMOKE, "smoke test: the process loaded %s, which is not "
 					    "from the activated version (%s): another cuDNN copy is mixing in",
-					    cvm_safe(m), cvm_safe(real));
+					    cvm_safe(m), cvm_safe(c->real));
 		}
 	}
-	r = cvm_smoke_gpu_end(res, r, ndev, gpu);
+	return r;
+}
+
+/* The GPU part, then the libraries the process ended with; "gpu" and "loaded" into json. */
+static int gpu_part(struct check *c, const struct cvm_archs *archs, cvm_json *json)
+{
+	cvm_json *gpu = cvm_json_object(), *mapped = cvm_json_array();
+	int r, ndev = 0;
+
+	if (!gpu || !mapped) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = cvm_smoke_gpu_judge(c->res, c->libv, c->cudart, archs, gpu, &ndev);
+	r = check_mapped(c, mapped, r);
+	r = cvm_smoke_gpu_end(c->res, r, ndev, gpu);
 	if (ndev && !cvm_out.json && cvm_json_len(mapped) && r == 0)
 		cvm_info("  loaded    %zu cuDNN libraries, all from the activated version",
 			 cvm_json_len(mapped));
 	else if (ndev && !cvm_out.json && cvm_json_len(mapped))
-		list_loaded(mapped, libv);
+		list_loaded(mapped, c->libv);
 	if (json) {
 		cvm_json_set(json, "gpu", gpu);
 		cvm_json_set(json, "loaded", mapped);
 		gpu = mapped = NULL;
 	}
 out:
-	if (r < 0 && r != -CVM_E_SKIPPED)
-		cvm_smoke_show_log(res);
 	cvm_json_free(gpu);
 	cvm_json_free(mapped);
-	free(res);
-	cvm_record_release(&rec);
+	return r;
+}
+
+int cvm_smoke_check(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		    const struct cvm_smoke_opts *o, cvm_json *json)
+{
+	struct check c = { .ctx = ctx, .tk = tk, .id = id };
+	struct cvm_archs archs = { 0 };
+	char devarg[16];
+	char *argv[8] = { (char *)"/proc/self/exe", (char *)"__smoke-child", c.libpath, c.real, NULL };
+	int r;
+
+	r = toolkit_paths(ctx, tk, c.lib, c.inc, sizeof(c.lib));
+	if (r < 0)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: no library folder in '%s'", cvm_safe(tk->display));
+	if (id) {
+		r = cvm_smoke_read_record(ctx, id, &c.rec);
+		if (r < 0)
+			return r;
+	}
+	r = check_headers(&c);
+	if (r == 0)
+		r = check_files(&c);
+	if (r == 0)
+		r = version_folder(&c);
+	if (r < 0)
+		goto out;
+	cvm_smoke_child_opts(o, argv, 4, devarg, sizeof(devarg));
+	c.res = calloc(1, sizeof(*c.res));
+	if (!c.res) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = load_in_child(&c, argv);
+	if (r == 0)
+		r = check_library(&c, json);
+	if (r < 0)
+		goto out;
+	device_code(&c, &archs);
+	r = gpu_part(&c, &archs, json);
+out:
+	if (r < 0 && r != -CVM_E_SKIPPED)
+		cvm_smoke_show_log(c.res);
+	free(c.res);
+	cvm_record_release(&c.rec);
 	return r;
 }

@@ -2,14 +2,19 @@
 /* The smoke test's parent, the part both platforms share (smokeverdict.h). */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cudnnvm/toolkit.h"
 #include "cudnnvm/config.h"
+#include "cudnnvm/cudnn.h"
 #include "cudnnvm/error.h"
+#include "cudnnvm/fsutil.h"
 #include "cudnnvm/out.h"
+#include "cudnnvm/record.h"
 #include "cudnnvm/smokelog.h"
 #include "cudnnvm/smokeverdict.h"
 
@@ -30,6 +35,49 @@ static const char *const subs9[] = { "ops", "cnn", "adv", "graph", "heuristic",
 const char *const *cvm_smoke_sublibs(unsigned major)
 {
 	return major >= 9 ? subs9 : subs8;
+}
+
+int cvm_smoke_read_record(struct cvm_ctx *ctx, const char *id, struct cvm_record *rec)
+{
+	int fd, r;
+
+	fd = cvm_store_open_version(&ctx->store, id);
+	if (fd < 0)
+		return cvm_err(fd, "cannot open %s: %s", id, strerror(-fd));
+	r = cvm_record_read(fd, id, rec);
+	close(fd);
+	return r;
+}
+
+unsigned long cvm_smoke_header_version(const char *inc, struct cvm_version *hv)
+{
+	char hpath[4096], *text = NULL;
+	unsigned long header = 0;
+	size_t len;
+
+	if (cvm_fmt(hpath, sizeof(hpath), "%s/cudnn_version.h", inc) == 0 &&
+	    cvm_read_file_at(AT_FDCWD, hpath, 1 << 20, &text, &len) == 0) {
+		if (cvm_cudnn_header_version(text, len, hv) == 0)
+			header = cvm_version_encode(hv);
+		free(text);
+	}
+	return header;
+}
+
+size_t cvm_smoke_child_opts(const struct cvm_smoke_opts *o, char **argv, size_t argc, char *devarg,
+			    size_t len)
+{
+	if (o->no_gpu)
+		argv[argc++] = (char *)"--no-gpu";
+	if (o->all_devices) {
+		argv[argc++] = (char *)"--all-devices";
+	} else if (o->device >= 0) {
+		snprintf(devarg, len, "%d", o->device);
+		argv[argc++] = (char *)"--device";
+		argv[argc++] = devarg;
+	}
+	argv[argc] = NULL;
+	return argc;
 }
 
 const char *cvm_smoke_get(const struct cvm_smoke_report *res, const char *key, char *val,
@@ -82,6 +130,21 @@ void cvm_smoke_show_log(struct cvm_smoke_report *res)
 		snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), p);
 		cvm_info("    %s", cvm_safe(line));
 	}
+}
+
+bool cvm_smoke_versions(const struct cvm_smoke_report *res, unsigned long *libv,
+			unsigned long *cudart, char *path, size_t len, const char *fallback)
+{
+	char val[4096];
+
+	if (!cvm_smoke_get(res, "version", val, sizeof(val)))
+		return false;
+	*libv = strtoul(val, NULL, 10);
+	if (cvm_smoke_get(res, "cudart", val, sizeof(val)))
+		*cudart = strtoul(val, NULL, 10);
+	if (!cvm_smoke_get(res, "path", path, len))
+		snprintf(path, len, "%s", fallback);
+	return true;
 }
 
 static void add_str(cvm_json *o, const char *k, const char *v)

@@ -517,172 +517,206 @@ static int check_from(const struct cvm_smoke_report *res, const char *bin, const
 	return r;
 }
 
-int cvm_smoke_check(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
-		    const struct cvm_smoke_opts *o, cvm_json *json)
-{
-	struct cvm_record rec = { 0 };
-	struct cvm_version hv = { 0 };
-	struct cvm_smoke_report *res = NULL;
-	struct cvm_archs archs = { 0 };
-	char root[4096], bin[4096], inc[4096], display[4096], hpath[4096], exe[4096], dll[64];
-	char val[4096], loaded[4096], dir[4096], why[1024], devarg[16];
-	char *argv[10] = { exe, (char *)"__smoke-child", dll, bin, NULL };
-	char *text = NULL, *fresh = NULL, *cpath = NULL;
-	const char *const *subs, *what = id ? "the version's folder" : "the toolkit's bin";
-	unsigned long libv, cudart = 0, header = 0;
-	size_t len, argc = 4;
-	int fd, r, ndev = 0;
-	cvm_json *gpu = NULL, *mapped = NULL;
+/* What the steps of cvm_smoke_check share. */
+struct check {
+	struct cvm_ctx *ctx;
+	const struct cvm_toolkit *tk;
+	const char *id;			/* the version tested, or NULL */
+	const char *what;		/* bin in words */
+	struct cvm_record rec;		/* id's record */
+	struct cvm_version hv;		/* the headers' version */
+	struct cvm_smoke_report *res;
+	char root[4096], bin[4096], inc[4096], display[4096], exe[4096], dll[64];
+	char loaded[4096];		/* the file the child's DLL search took */
+	char *fresh, *cpath;		/* PATH from the registry; the child's PATH */
+	unsigned long header, libv, cudart;
+};
 
-	/* A managed version's own folder; without one, a copy in the toolkit (NVIDIA's manual install). */
-	if (id) {
-		fd = cvm_store_open_version(&ctx->store, id);
-		if (fd < 0)
-			return cvm_err(fd, "cannot open %s: %s", id, strerror(-fd));
-		r = cvm_record_read(fd, id, &rec);
-		close(fd);
-		if (r < 0)
-			return r;
-		r = cvm_fmt(root, sizeof(root), "%s/versions/%s", ctx->store.path, id);
-	} else {
-		r = cvm_fmt(root, sizeof(root), "%s", tk->path);
-	}
+/* A managed version's own folder; without one, a copy in the toolkit (NVIDIA's manual install). */
+static int version_paths(struct check *c)
+{
+	int r;
+
+	if (c->id)
+		r = cvm_fmt(c->root, sizeof(c->root), "%s/versions/%s", c->ctx->store.path, c->id);
+	else
+		r = cvm_fmt(c->root, sizeof(c->root), "%s", c->tk->path);
 	if (r == 0)
-		r = cvm_fmt(bin, sizeof(bin), "%s/bin", root);
+		r = cvm_fmt(c->bin, sizeof(c->bin), "%s/bin", c->root);
 	if (r == 0)
-		r = cvm_fmt(inc, sizeof(inc), "%s/include", root);
-	if (r == 0 && id)
-		r = cvm_fmt(display, sizeof(display), "%s/versions/%s/bin", ctx->store.display, id);
+		r = cvm_fmt(c->inc, sizeof(c->inc), "%s/include", c->root);
+	if (r == 0 && c->id)
+		r = cvm_fmt(c->display, sizeof(c->display), "%s/versions/%s/bin", c->ctx->store.display,
+			    c->id);
 	else if (r == 0)
-		r = cvm_fmt(display, sizeof(display), "%s/bin", tk->display);
-	if (r < 0)
-		goto out;
-	if (cvm_fmt(hpath, sizeof(hpath), "%s/cudnn_version.h", inc) == 0 &&
-	    cvm_read_file_at(AT_FDCWD, hpath, 1 << 20, &text, &len) == 0) {
-		if (cvm_cudnn_header_version(text, len, &hv) == 0)
-			header = cvm_version_encode(&hv);
-		free(text);
-	}
-	if (!header) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s/cudnn_version.h is missing or has no version "
-			    "macros", cvm_safe(inc));
-		goto out;
-	}
-	if (id && header != rec.cudnn_version) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: the headers in %s say cuDNN %lu, but the version "
-			    "%s is %lu", cvm_safe(inc), header, id, rec.cudnn_version);
-		goto out;
-	}
-	dll_name(NULL, hv.part[0], dll, sizeof(dll));
-	r = check_dll(bin, dll, display);
-	subs = cvm_smoke_sublibs(hv.part[0]);
+		r = cvm_fmt(c->display, sizeof(c->display), "%s/bin", c->tk->display);
+	return r;
+}
+
+/* The headers: there, and of the version tested. */
+static int check_headers(struct check *c)
+{
+	c->header = cvm_smoke_header_version(c->inc, &c->hv);
+	if (!c->header)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/cudnn_version.h is missing or has no "
+			       "version macros", cvm_safe(c->inc));
+	if (c->id && c->header != c->rec.cudnn_version)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: the headers in %s say cuDNN %lu, but the "
+			       "version %s is %lu", cvm_safe(c->inc), c->header, c->id,
+			       c->rec.cudnn_version);
+	return 0;
+}
+
+/* The dispatcher and every sub-library of the headers' major, in bin. */
+static int check_files(struct check *c)
+{
+	const char *const *subs;
+	int r;
+
+	dll_name(NULL, c->hv.part[0], c->dll, sizeof(c->dll));
+	r = check_dll(c->bin, c->dll, c->display);
+	subs = cvm_smoke_sublibs(c->hv.part[0]);
 	for (size_t i = 0; r == 0 && subs[i]; i++) {
 		char sub[96];
-		dll_name(subs[i], hv.part[0], sub, sizeof(sub));
-		r = check_dll(bin, sub, display);
+		dll_name(subs[i], c->hv.part[0], sub, sizeof(sub));
+		r = check_dll(c->bin, sub, c->display);
 	}
-	if (r == 0 && header >= 92100)
-		r = check_dll(bin, "cudnn_engines_tensor_ir64_9.dll", display);
+	if (r == 0 && c->header >= 92100)
+		r = check_dll(c->bin, "cudnn_engines_tensor_ir64_9.dll", c->display);
+	return r;
+}
+
+/* What a program started now gets, and the toolkit's bin, where its CUDA runtime is. */
+static int child_env(struct check *c)
+{
+	char tkbin[4096];
+	int r;
+
+	r = cvm_winenv_fresh_path(&c->fresh);
 	if (r < 0)
-		goto out;
-	/* What a program started now gets, and the toolkit's bin, where its CUDA runtime is. */
-	r = cvm_winenv_fresh_path(&fresh);
-	if (r < 0) {
-		r = cvm_err(r, "smoke test: cannot read PATH from the registry: %s", strerror(-r));
-		goto out;
-	}
-	r = cvm_fmt(val, sizeof(val), "%s/bin", tk->path);
+		return cvm_err(r, "smoke test: cannot read PATH from the registry: %s", strerror(-r));
+	r = cvm_fmt(tkbin, sizeof(tkbin), "%s/bin", c->tk->path);
 	if (r == 0)
-		r = (cpath = child_path(fresh, val)) ? self_exe(exe, sizeof(exe)) : -ENOMEM;
+		r = (c->cpath = child_path(c->fresh, tkbin)) ? self_exe(c->exe, sizeof(c->exe)) : -ENOMEM;
+	return r;
+}
+
+/* The loader part: the child loads the dispatcher by name, as a program started now would. */
+static int load_in_child(struct check *c, char **argv)
+{
+	int r;
+
+	r = run_child(argv, c->cpath, c->res);
+	if (r == -ETIMEDOUT)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: loading %s did not finish in %.0f s: killed",
+			       c->dll, cvm_smoke_timeout_s());
 	if (r < 0)
-		goto out;
-	if (o->no_gpu)
-		argv[argc++] = (char *)"--no-gpu";
-	if (o->all_devices) {
-		argv[argc++] = (char *)"--all-devices";
-	} else if (o->device >= 0) {
-		snprintf(devarg, sizeof(devarg), "%d", o->device);
-		argv[argc++] = (char *)"--device";
-		argv[argc++] = devarg;
-	}
-	argv[argc] = NULL;
-	res = calloc(1, sizeof(*res));
-	if (!res) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = run_child(argv, cpath, res);
-	if (r == -ETIMEDOUT) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: loading %s did not finish in %.0f s: killed", dll,
-			    cvm_smoke_timeout_s());
-		goto out;
-	}
-	if (r < 0) {
-		r = cvm_err(r, "smoke test: cannot run the child: %s", strerror(-r));
-		goto out;
-	}
-	if (!cvm_smoke_get(res, "version", val, sizeof(val))) {
+		return cvm_err(r, "smoke test: cannot run the child: %s", strerror(-r));
+	if (!cvm_smoke_versions(c->res, &c->libv, &c->cudart, c->loaded, sizeof(c->loaded), c->dll)) {
 		char e[1024];
-		if (!cvm_smoke_get(res, "error", e, sizeof(e)))
+		if (!cvm_smoke_get(c->res, "error", e, sizeof(e)))
 			snprintf(e, sizeof(e), "no answer from the child (exit %d)",
-				 WEXITSTATUS(res->status));
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s", cvm_safe(e));
-		goto out;
+				 WEXITSTATUS(c->res->status));
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s", cvm_safe(e));
 	}
-	libv = strtoul(val, NULL, 10);
-	if (cvm_smoke_get(res, "cudart", val, sizeof(val)))
-		cudart = strtoul(val, NULL, 10);
-	if (!cvm_smoke_get(res, "path", loaded, sizeof(loaded)))
-		snprintf(loaded, sizeof(loaded), "%s", dll);
-	cvm_smoke_library(tk, id, loaded, header, libv, cudart, json);
-	if (!cvm_out.json && cvm_smoke_get(res, "cudart_path", val, sizeof(val)))
+	return 0;
+}
+
+/* The version checks: the DLL loaded is the version's, and the headers' release. */
+static int check_library(struct check *c, cvm_json *json)
+{
+	char val[4096], dir[4096], why[1024];
+
+	cvm_smoke_library(c->tk, c->id, c->loaded, c->header, c->libv, c->cudart, json);
+	if (!cvm_out.json && cvm_smoke_get(c->res, "cudart_path", val, sizeof(val)))
 		cvm_info("  runtime   %s", cvm_safe(val));
 	/* The file the search found first must be the version's, whatever it reports. */
-	folder_of(loaded, dir, sizeof(dir));
-	if (!same_object(dir, bin)) {
-		why_there(dir, bin, what, cpath, why, sizeof(why));
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: a program started now loads %s, not the one in "
-			    "%s: %s", cvm_safe(loaded), cvm_safe(display), cvm_safe(why));
-		goto out;
+	folder_of(c->loaded, dir, sizeof(dir));
+	if (!same_object(dir, c->bin)) {
+		why_there(dir, c->bin, c->what, c->cpath, why, sizeof(why));
+		return cvm_err(-CVM_E_SMOKE, "smoke test: a program started now loads %s, not the one "
+			       "in %s: %s", cvm_safe(c->loaded), cvm_safe(c->display), cvm_safe(why));
 	}
-	if (libv != header) {
-		r = cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %lu, but the headers in %s say "
-			    "%lu: headers and library of different versions", cvm_safe(loaded), libv,
-			    cvm_safe(inc), header);
-		goto out;
-	}
-	gpu = cvm_json_object();
-	mapped = cvm_json_array();
+	if (c->libv != c->header)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %lu, but the headers in %s "
+			       "say %lu: headers and library of different versions", cvm_safe(c->loaded),
+			       c->libv, cvm_safe(c->inc), c->header);
+	return 0;
+}
+
+/* The GPU part, then the DLLs the process ended with; "gpu" and "loaded" into json. */
+static int gpu_part(struct check *c, cvm_json *json)
+{
+	struct cvm_archs archs = { 0 };
+	cvm_json *gpu = cvm_json_object(), *mapped = cvm_json_array();
+	int k, r, ndev = 0;
+
 	if (!gpu || !mapped) {
 		r = -ENOMEM;
 		goto out;
 	}
-	if (id && rec.archs.known)
-		archs = rec.archs;
-	r = cvm_smoke_gpu_judge(res, libv, cudart, &archs, gpu, &ndev);
-	{
-		/* The sub-libraries and every cudnn*.dll the child ended with: all the version's. */
-		int k = check_from(res, bin, display, what, cpath, mapped);
-		if (r == 0)
-			r = k;
-	}
-	r = cvm_smoke_gpu_end(res, r, ndev, gpu);
+	if (c->id && c->rec.archs.known)
+		archs = c->rec.archs;
+	r = cvm_smoke_gpu_judge(c->res, c->libv, c->cudart, &archs, gpu, &ndev);
+	/* The sub-libraries and every cudnn*.dll the child ended with: all the version's. */
+	k = check_from(c->res, c->bin, c->display, c->what, c->cpath, mapped);
+	if (r == 0)
+		r = k;
+	r = cvm_smoke_gpu_end(c->res, r, ndev, gpu);
 	if (!cvm_out.json && (r == 0 || r == -CVM_E_SKIPPED))
 		cvm_info("  loaded    %zu cuDNN DLLs, all from %s", cvm_json_len(mapped),
-			 cvm_safe(display));
+			 cvm_safe(c->display));
 	if (json) {
 		cvm_json_set(json, "gpu", gpu);
 		cvm_json_set(json, "loaded", mapped);
 		gpu = mapped = NULL;
 	}
 out:
-	if (r < 0 && r != -CVM_E_SKIPPED)
-		cvm_smoke_show_log(res);
 	cvm_json_free(gpu);
 	cvm_json_free(mapped);
-	free(res);
-	free(fresh);
-	free(cpath);
-	cvm_record_release(&rec);
+	return r;
+}
+
+int cvm_smoke_check(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		    const struct cvm_smoke_opts *o, cvm_json *json)
+{
+	struct check c = { .ctx = ctx, .tk = tk, .id = id,
+			   .what = id ? "the version's folder" : "the toolkit's bin" };
+	char devarg[16];
+	char *argv[10] = { c.exe, (char *)"__smoke-child", c.dll, c.bin, NULL };
+	int r;
+
+	if (id) {
+		r = cvm_smoke_read_record(ctx, id, &c.rec);
+		if (r < 0)
+			return r;
+	}
+	r = version_paths(&c);
+	if (r == 0)
+		r = check_headers(&c);
+	if (r == 0)
+		r = check_files(&c);
+	if (r == 0)
+		r = child_env(&c);
+	if (r < 0)
+		goto out;
+	cvm_smoke_child_opts(o, argv, 4, devarg, sizeof(devarg));
+	c.res = calloc(1, sizeof(*c.res));
+	if (!c.res) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = load_in_child(&c, argv);
+	if (r == 0)
+		r = check_library(&c, json);
+	if (r == 0)
+		r = gpu_part(&c, json);
+out:
+	if (r < 0 && r != -CVM_E_SKIPPED)
+		cvm_smoke_show_log(c.res);
+	free(c.res);
+	free(c.fresh);
+	free(c.cpath);
+	cvm_record_release(&c.rec);
 	return r;
 }

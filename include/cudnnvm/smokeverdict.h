@@ -18,6 +18,9 @@
 #include "cudnnvm/smoke.h"
 #include "cudnnvm/toolkit.h"
 
+struct cvm_record;
+struct cvm_version;
+
 /* What one run of the child gave: its "key value" lines and whatever else it wrote. */
 struct cvm_smoke_report {
 	char out[65536];	/* the child's lines and what cuDNN wrote to stderr */
@@ -35,9 +38,31 @@ double cvm_smoke_timeout_s(void);
 /* The sub-libraries every release of a major has ("ops", "cnn_infer", ...; NULL-terminated). */
 const char *const *cvm_smoke_sublibs(unsigned major);
 
+/* The record of version id, into rec (cvm_record_release it); 0, or the error (said where opening fails). */
+int cvm_smoke_read_record(struct cvm_ctx *ctx, const char *id, struct cvm_record *rec);
+
+/* The cuDNN version inc/cudnn_version.h says, encoded (hv: its parts); 0 when missing or unreadable. */
+unsigned long cvm_smoke_header_version(const char *inc, struct cvm_version *hv);
+
+/*
+ * Appends the child's options of o (--no-gpu, --all-devices or --device N,
+ * N written into devarg) to argv from index argc, then a NULL; returns the
+ * new argc. argv needs room for argc + 4 entries.
+ */
+size_t cvm_smoke_child_opts(const struct cvm_smoke_opts *o, char **argv, size_t argc, char *devarg,
+			    size_t len);
+
 /* The value of the first "key value" line of res, copied into val; NULL when there is none. */
 const char *cvm_smoke_get(const struct cvm_smoke_report *res, const char *key, char *val,
 			  size_t len);
+
+/*
+ * The child's answer: false when it gave no "version"; else *libv, *cudart
+ * (left as is when not given) and the path the loader took into path
+ * (fallback when not given).
+ */
+bool cvm_smoke_versions(const struct cvm_smoke_report *res, unsigned long *libv,
+			unsigned long *cudart, char *path, size_t len, const char *fallback);
 
 /* The lines that are not the child's keys (what cuDNN or the loader said), once; not with --json. */
 void cvm_smoke_show_log(struct cvm_smoke_report *res);
