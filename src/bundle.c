@@ -472,53 +472,174 @@ out:
 	return r;
 }
 
-int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
-		       struct cvm_bundle_result *res)
-{
-	struct cvm_extract_opts xo = { 0 };
-	struct cvm_extract x = { 0 };
-	struct cvm_filelist want = { 0 }, files = { 0 };
-	struct cvm_record rec = { 0 };
-	struct cvm_cudnn_tree tree;
-	struct cvm_version hv;
-	struct stat st;
-	uint8_t d[CVM_SHA256_LEN];
-	char path[4096], got[CVM_SHA256_HEX] = "", staged[256] = "";
-	int fd = -1, sfd = -1, r;
+/* One install of a bundle: what its steps share, released by cvm_bundle_install. */
+struct bundle_install {
+	struct cvm_ctx *ctx;
+	const struct cvm_bundle_opts *o;
+	struct cvm_bundle_result *res;
+	char path[4096];		/* the bundle, or the cache's copy of its URL */
+	char got[CVM_SHA256_HEX];	/* the bundle's SHA-256, "" when unknown */
+	char staged[256];		/* the staging folder, "" when none is ours */
+	int fd, sfd;			/* the bundle, the staging folder */
 	bool verified, fetched;
+	struct stat st;
+	struct cvm_extract x;
+	struct cvm_filelist want, files;	/* the carried list, the new record's */
+	struct cvm_record rec;
+};
 
-	memset(res, 0, sizeof(*res));
-	fd = open_bundle(ctx, o, path, sizeof(path), &verified, &fetched);
-	if (fd < 0)
-		return fd;
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(path));
-		goto out;
-	}
-	if (o->sha256 && !verified) {
+/* A regular file, whose SHA-256 is --sha256's when one is given. */
+static int check_bundle_file(struct bundle_install *b)
+{
+	const struct cvm_bundle_opts *o = b->o;
+	uint8_t d[CVM_SHA256_LEN];
+	int r;
+
+	if (fstat(b->fd, &b->st) < 0 || !S_ISREG(b->st.st_mode))
+		return cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(b->path));
+	if (o->sha256 && !b->verified) {
 		uint64_t n;
 
-		r = cvm_sha256_fd(fd, d, &n, NULL, NULL);
-		if (r < 0) {
-			r = cvm_err(r, "cannot read '%s': %s", cvm_safe(path), strerror(-r));
-			goto out;
-		}
-		cvm_hex_encode(d, sizeof(d), got);
-		if (strcmp(got, o->sha256)) {
-			r = cvm_err(-CVM_E_INTEGRITY, "bundle '%s': SHA-256 mismatch: expected %s, got %s",
-				    cvm_safe(path), o->sha256, got);
-			goto out;
-		}
+		r = cvm_sha256_fd(b->fd, d, &n, NULL, NULL);
+		if (r < 0)
+			return cvm_err(r, "cannot read '%s': %s", cvm_safe(b->path), strerror(-r));
+		cvm_hex_encode(d, sizeof(d), b->got);
+		if (strcmp(b->got, o->sha256))
+			return cvm_err(-CVM_E_INTEGRITY, "bundle '%s': SHA-256 mismatch: expected %s, "
+				       "got %s", cvm_safe(b->path), o->sha256, b->got);
 	} else if (o->sha256) {
-		snprintf(got, sizeof(got), "%s", o->sha256);
+		snprintf(b->got, sizeof(b->got), "%s", o->sha256);
 	} else if (o->archive_sha256) {
 		cvm_info("no SHA-256 of the bundle is known: each of its files is checked against its "
 			 "own list, and its record must name the catalogue's archive");
 	} else {
 		cvm_warn("no --sha256 given: bundle '%s' is checked only against its own file list",
-			 cvm_safe(path));
+			 cvm_safe(b->path));
 	}
-	r = bundle_id(o, fd, path, res->id, sizeof(res->id));
+	return 0;
+}
+
+/* The bundle's tree into the staging folder, under the top folder its first entry named. */
+static int extract_bundle(struct bundle_install *b)
+{
+	struct cvm_extract_opts xo = { 0 };
+	int r;
+
+	xo.archive_size = (uint64_t)b->st.st_size;
+	/* An uncompressed bundle is its tree; zstd expands it some 1.2-2x. */
+	xo.max_bytes = (uint64_t)b->st.st_size * 16 + (64u << 20);
+	xo.jobs = 1;
+	b->x.state.bundle = true;
+	r = cvm_extract_run(b->fd, b->path, &xo, b->sfd, &b->x);
+	if (r < 0)
+		return r;
+	if (strcmp(b->x.state.top, b->res->id))
+		return cvm_err(-CVM_E_LAYOUT, "bundle '%s': its top folder changed", cvm_safe(b->path));
+	return 0;
+}
+
+/* The carried record and files.sha256: of this id and, when asked, of the catalogue's archive. */
+static int read_carried_record(struct bundle_install *b)
+{
+	const char *want_archive = b->o->archive_sha256;
+	struct cvm_record *rec = &b->rec;
+	int r;
+
+	r = cvm_record_read(b->sfd, b->path, rec);
+	if (r == 0)
+		r = cvm_record_read_files(b->sfd, b->path, &b->want);
+	if (r < 0)
+		return -CVM_E_INTEGRITY;
+	if (strcmp(rec->id, b->res->id))
+		return cvm_err(-CVM_E_INTEGRITY, "bundle '%s': its record is of %s, its folder of %s",
+			       cvm_safe(b->path), cvm_safe(rec->id), b->res->id);
+	if (want_archive && strcmp(rec->archive_sha256, want_archive))
+		return cvm_err(-CVM_E_INTEGRITY, "bundle '%s' was made from an archive with SHA-256 "
+			       "%s, not from NVIDIA's %s (the catalogue's for %s)", cvm_safe(b->path),
+			       *rec->archive_sha256 ? cvm_safe(rec->archive_sha256) : "(none)",
+			       want_archive, b->res->id);
+	return 0;
+}
+
+/* One release per version, as install of an archive checks it (release.h). */
+static int check_release(struct bundle_install *b)
+{
+	struct cvm_release_odd *odd = NULL;
+	size_t nodd = 0;
+	int r;
+
+	r = cvm_release_check(b->sfd, b->rec.release, &odd, &nodd);
+	if (r < 0)
+		r = cvm_err(r, "bundle '%s': cannot read its libraries: %s", cvm_safe(b->path),
+			    strerror(-r));
+	else if (nodd)
+		r = cvm_release_refuse(b->path, b->rec.release, odd, nodd);
+	free(odd);
+	if (r < 0)
+		return r;
+	if (!b->rec.archs.known)
+		cvm_ccgate_scan(b->sfd, &b->rec.archs);
+	return 0;
+}
+
+/* What was extracted: the carried lists exactly, a cuDNN tree of the record's version. */
+static int check_extracted(struct bundle_install *b)
+{
+	struct cvm_cudnn_tree tree;
+	struct cvm_version hv;
+	int r;
+
+	r = check_lists(b->path, &b->x.files, &b->want);
+	if (r < 0)
+		return r;
+	r = cvm_cudnn_check_tree(b->sfd, b->path, &tree);
+	if (r < 0)
+		return r;
+	cvm_version_parse(b->rec.version, &hv);
+	hv.n = 3;
+	if (!cvm_version_matches(&hv, &tree.header))
+		return cvm_err(-CVM_E_LAYOUT, "bundle '%s': its headers are not of cuDNN %s",
+			       cvm_safe(b->path), cvm_safe(b->rec.version));
+	if (!tree.windows && b->rec.release)
+		return check_release(b);
+	return 0;
+}
+
+/* The carried record, with where this copy came from and when. */
+static int write_record(struct bundle_install *b)
+{
+	struct cvm_record *rec = &b->rec;
+	int r;
+
+	free(rec->installed_by);
+	rec->installed_by = strdup(cvm_user_name());
+	rec->installed_at = (int64_t)time(NULL);
+	free(rec->bundle);
+	rec->bundle = strdup(base_name(b->path));
+	snprintf(rec->bundle_sha256, sizeof(rec->bundle_sha256), "%s", b->got);
+	r = payload(&b->x.files, &b->files);
+	if (r == 0 && (!rec->installed_by || !rec->bundle))
+		r = -ENOMEM;
+	if (r == 0)
+		r = cvm_record_write(b->sfd, rec, &b->files);
+	if (r < 0)
+		return cvm_err(r, "cannot write the record of %s: %s", b->res->id, strerror(-r));
+	return 0;
+}
+
+int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
+		       struct cvm_bundle_result *res)
+{
+	struct bundle_install b = { .ctx = ctx, .o = o, .res = res, .sfd = -1 };
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	b.fd = open_bundle(ctx, o, b.path, sizeof(b.path), &b.verified, &b.fetched);
+	if (b.fd < 0)
+		return b.fd;
+	r = check_bundle_file(&b);
+	if (r == 0)
+		r = bundle_id(o, b.fd, b.path, res->id, sizeof(res->id));
 	if (r < 0)
 		goto out;
 	if (cvm_store_has(&ctx->store, res->id) && !o->force) {
@@ -526,105 +647,39 @@ int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
 		r = 0;
 		goto out;
 	}
-	r = cvm_store_stage(&ctx->store, res->id, staged, sizeof(staged), &sfd);
+	r = cvm_store_stage(&ctx->store, res->id, b.staged, sizeof(b.staged), &b.sfd);
 	if (r < 0) {
-		staged[0] = '\0';
+		b.staged[0] = '\0';
 		goto out;
 	}
-	xo.archive_size = (uint64_t)st.st_size;
-	/* An uncompressed bundle is its tree; zstd expands it some 1.2-2x. */
-	xo.max_bytes = (uint64_t)st.st_size * 16 + (64u << 20);
-	xo.jobs = 1;
-	x.state.bundle = true;
-	r = cvm_extract_run(fd, path, &xo, sfd, &x);
-	if (r < 0)
-		goto out;
-	if (strcmp(x.state.top, res->id)) {
-		r = cvm_err(-CVM_E_LAYOUT, "bundle '%s': its top folder changed", cvm_safe(path));
-		goto out;
-	}
-	r = cvm_record_read(sfd, path, &rec);
+	r = extract_bundle(&b);
 	if (r == 0)
-		r = cvm_record_read_files(sfd, path, &want);
-	if (r < 0) {
-		r = -CVM_E_INTEGRITY;
-		goto out;
-	}
-	if (strcmp(rec.id, res->id)) {
-		r = cvm_err(-CVM_E_INTEGRITY, "bundle '%s': its record is of %s, its folder of %s",
-			    cvm_safe(path), cvm_safe(rec.id), res->id);
-		goto out;
-	}
-	if (o->archive_sha256 && strcmp(rec.archive_sha256, o->archive_sha256)) {
-		r = cvm_err(-CVM_E_INTEGRITY, "bundle '%s' was made from an archive with SHA-256 %s, "
-			    "not from NVIDIA's %s (the catalogue's for %s)", cvm_safe(path),
-			    *rec.archive_sha256 ? cvm_safe(rec.archive_sha256) : "(none)",
-			    o->archive_sha256, res->id);
-		goto out;
-	}
-	r = check_lists(path, &x.files, &want);
-	if (r < 0)
-		goto out;
-	r = cvm_cudnn_check_tree(sfd, path, &tree);
-	if (r < 0)
-		goto out;
-	cvm_version_parse(rec.version, &hv);
-	hv.n = 3;
-	if (!cvm_version_matches(&hv, &tree.header)) {
-		r = cvm_err(-CVM_E_LAYOUT, "bundle '%s': its headers are not of cuDNN %s",
-			    cvm_safe(path), cvm_safe(rec.version));
-		goto out;
-	}
-	/* One release per version, as install of an archive checks it (release.h). */
-	if (!tree.windows && rec.release) {
-		struct cvm_release_odd *odd = NULL;
-		size_t nodd = 0;
-		r = cvm_release_check(sfd, rec.release, &odd, &nodd);
-		if (r < 0)
-			r = cvm_err(r, "bundle '%s': cannot read its libraries: %s", cvm_safe(path),
-				    strerror(-r));
-		else if (nodd)
-			r = cvm_release_refuse(path, rec.release, odd, nodd);
-		free(odd);
-		if (r < 0)
-			goto out;
-		if (!rec.archs.known)
-			cvm_ccgate_scan(sfd, &rec.archs);
-	}
-	/* The carried record, with where this copy came from and when. */
-	free(rec.installed_by);
-	rec.installed_by = strdup(cvm_user_name());
-	rec.installed_at = (int64_t)time(NULL);
-	free(rec.bundle);
-	rec.bundle = strdup(base_name(path));
-	snprintf(rec.bundle_sha256, sizeof(rec.bundle_sha256), "%s", got);
-	r = payload(&x.files, &files);
-	if (r == 0 && (!rec.installed_by || !rec.bundle))
-		r = -ENOMEM;
+		r = read_carried_record(&b);
 	if (r == 0)
-		r = cvm_record_write(sfd, &rec, &files);
-	if (r < 0) {
-		r = cvm_err(r, "cannot write the record of %s: %s", res->id, strerror(-r));
+		r = check_extracted(&b);
+	if (r == 0)
+		r = write_record(&b);
+	if (r < 0)
 		goto out;
-	}
 	cvm_fault("install-staged");
-	r = cvm_store_commit(&ctx->store, staged, res->id, o->force);
+	r = cvm_store_commit(&ctx->store, b.staged, res->id, o->force);
 	if (r < 0)
 		goto out;
-	staged[0] = '\0';
-	res->files = files.n;
+	b.staged[0] = '\0';
+	res->files = b.files.n;
 out:
-	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0)
-		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display, staged);
-	if (sfd >= 0)
-		close(sfd);
-	close(fd);
+	if (b.staged[0] && cvm_store_discard(&ctx->store, b.staged) < 0)
+		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display,
+			 b.staged);
+	if (b.sfd >= 0)
+		close(b.sfd);
+	close(b.fd);
 	/* The cache keeps only what was verified as a whole. */
-	if (r < 0 && fetched && !o->sha256)
+	if (r < 0 && b.fetched && !o->sha256)
 		drop_cached(ctx, o->bundle);
-	cvm_filelist_release(&x.files);
-	cvm_filelist_release(&files);
-	cvm_filelist_release(&want);
-	cvm_record_release(&rec);
+	cvm_filelist_release(&b.x.files);
+	cvm_filelist_release(&b.files);
+	cvm_filelist_release(&b.want);
+	cvm_record_release(&b.rec);
 	return r;
 }

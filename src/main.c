@@ -573,7 +573,20 @@ static int config_user(struct cvm_ctx *ctx, const char *store_arg)
 	return 0;
 }
 
-int main(int argc, char **argv)
+/* What main sets up for the command and undoes after it. */
+struct invocation {
+	struct cvm_ctx ctx;
+	const struct command *cmd;
+	char *root_owned;
+	const char *store_arg;
+	char spath[4096], sdisplay[4096];
+};
+
+/* A set-up step's "nothing left to do" (help or the version printed): exit 0. */
+#define SETUP_DONE 1
+
+/* The options before COMMAND: 0, SETUP_DONE, or an error. */
+static int global_options(struct invocation *inv, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "root", required_argument, NULL, 'R' },
@@ -588,146 +601,187 @@ int main(int argc, char **argv)
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cvm_ctx ctx = { .root = "", .lock_timeout = -1 };
-	const struct command *cmd = NULL;
-	char *root_owned = NULL;
-	const char *store_arg = getenv("CUDNNVM_STORE");
-	char spath[4096], sdisplay[4096];
+	struct cvm_ctx *ctx = &inv->ctx;
 	int c, r = 0;
 
-	/* What cudnnvm creates must be readable by every user, whatever the caller's umask. */
-	umask(022);
-	if (argc >= 2 && !strcmp(argv[1], "__smoke-child"))
-		return cvm_smoke_child(argc - 1, argv + 1);
 	opterr = 0;
-	ctx.manifests = getenv("CUDNNVM_MANIFESTS");
-	ctx.mirror = getenv("CUDNNVM_MIRROR");
+	ctx->manifests = getenv("CUDNNVM_MANIFESTS");
+	ctx->mirror = getenv("CUDNNVM_MIRROR");
 	/* "+": stop at the command; its own options are its own. */
 	while ((c = getopt_long(argc, argv, "+hV" CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
 		if (cvm_cli_common_opt(c))
 			continue;
 		switch (c) {
 		case 'R':
-			r = set_root(&ctx, optarg, &root_owned);
+			r = set_root(ctx, optarg, &inv->root_owned);
 			break;
 		case 'S':
-			store_arg = optarg;
+			inv->store_arg = optarg;
 			break;
 		case 'M':
-			ctx.manifests = optarg;
+			ctx->manifests = optarg;
 			break;
 		case 'U':
-			ctx.mirror = optarg;
+			ctx->mirror = optarg;
 			break;
 		case 'u':
-			ctx.user = true;
+			ctx->user = true;
 			break;
 		case 'N':
-			ctx.lock_timeout = 0;
+			ctx->lock_timeout = 0;
 			break;
 		case 'T':
-			r = parse_seconds(optarg, &ctx.lock_timeout);
+			r = parse_seconds(optarg, &ctx->lock_timeout);
 			break;
 		case 'h':
 			usage(stdout);
-			goto out;
+			return SETUP_DONE;
 		case 'V':
 			cvm_out.json = false;
 			printf("cudnnvm %s\n", CVM_VERSION_STRING);
-			goto out;
+			return SETUP_DONE;
 		default:
 			r = cvm_usage_bad_option("cudnnvm", argv);
 			break;
 		}
 		if (r < 0)
-			goto out;
+			return r;
 	}
+	return 0;
+}
+
+/* COMMAND, found in the table; its help, or help's, printed here (SETUP_DONE). */
+static int pick_command(struct invocation *inv, int argc, char **argv)
+{
+	int r;
+
 	if (optind >= argc) {
 		usage(stderr);
-		r = cvm_usage("cudnnvm", "a COMMAND is needed");
-		goto out;
+		return cvm_usage("cudnnvm", "a COMMAND is needed");
 	}
-	cmd = find_command(argv[optind]);
-	if (!cmd) {
-		r = cvm_err(-CVM_E_USAGE, "unknown command '%s' (see 'cudnnvm --help')",
-			    cvm_safe(argv[optind]));
-		goto out;
-	}
+	inv->cmd = find_command(argv[optind]);
+	if (!inv->cmd)
+		return cvm_err(-CVM_E_USAGE, "unknown command '%s' (see 'cudnnvm --help')",
+			       cvm_safe(argv[optind]));
 	/* Help needs no store, no lock and no root. */
 	if (wants_help(argc - optind, argv + optind)) {
-		command_help(cmd);
-		goto out;
+		command_help(inv->cmd);
+		return SETUP_DONE;
 	}
-	if (!cmd->run) {
+	if (!inv->cmd->run) {
 		r = help(argc - optind, argv + optind);
-		goto out;
+		return r < 0 ? r : SETUP_DONE;
 	}
 #ifdef _WIN32
-	if (cmd->flags & CVM_CMD_NOWIN) {
-		r = cvm_unavailable(cmd->name);
-		goto out;
-	}
+	if (inv->cmd->flags & CVM_CMD_NOWIN)
+		return cvm_unavailable(inv->cmd->name);
 #endif
+	return 0;
+}
+
+/* The environment, the configuration file, --dry-run and libcrypto, before the store. */
+static int check_settings(struct invocation *inv, int argc, char **argv)
+{
+	unsigned flags = inv->cmd->flags;
+	int r;
+
 	/* The environment's numbers, as strictly as options, before anything is read or touched. */
 	r = cvm_config_env_check();
 	if (r < 0)
-		goto out;
-	r = config_user(&ctx, store_arg);
+		return r;
+	r = config_user(&inv->ctx, inv->store_arg);
 	if (r < 0)
-		goto out;
+		return r;
 	/* Only where the command takes it: elsewhere its own getopt says it is unknown. */
-	if ((cmd->flags & CVM_CMD_DRYRUN) && wants_dry_run(argc - optind, argv + optind))
+	if ((flags & CVM_CMD_DRYRUN) && wants_dry_run(argc - optind, argv + optind))
 		cvm_plan_set_dry(true);
 	/* Before the store is touched: a missing libcrypto is one error and no change. */
-	if (cmd->flags & CVM_CMD_HASH) {
+	if (flags & CVM_CMD_HASH) {
 		r = cvm_sha256_load();
 		if (r < 0)
-			goto out;
+			return r;
 	}
-	if (cmd->flags & (CVM_CMD_STORE | CVM_CMD_WRITE)) {
-		r = store_paths(&ctx, store_arg, spath, sizeof(spath), sdisplay, sizeof(sdisplay));
-		if (r < 0)
-			goto out;
-		r = check_system(cmd, &ctx, spath);
-		if (r < 0)
-			goto out;
-		r = cvm_store_open(&ctx.store, spath, sdisplay, cmd->flags & CVM_CMD_WRITE);
-		if (r == 0)
-			ctx.store_open = true;
-		/* No store yet: readers see it empty. */
-		else if (r != -ENOENT || (cmd->flags & CVM_CMD_WRITE))
-			goto out;
-		if (cmd->flags & CVM_CMD_WRITE) {
-			r = cvm_store_check_safe(&ctx.store, NULL);
-			if (r == 0)
-				r = cvm_store_lock(&ctx.store, ctx.lock_timeout);
-			if (r < 0)
-				goto out;
-			/* A switch a crash cut short before its journal line gets it now. */
-			(void)cvm_activate_repair(&ctx);
-		}
-	}
-	argv += optind;
-	argc -= optind;
-	optind = 0;	/* a full reset for the command's getopt */
-	r = cmd->run(&ctx, argc, argv);
-	/* A command's own positive status (doctor's 1: problems found) is its exit code. */
-	if (r > 0) {
-		/* With a message (exec's 127), the document says it as any failure does. */
-		if (cvm_out.json)
-			json_finish(cvm_err_first() ? r : 0, cvm_err_first());
-		if (ctx.store_open)
-			cvm_store_close(&ctx.store);
-		free(root_owned);
+	return 0;
+}
+
+/* The store as the command's flags say: opened; for a writer, checked, locked and repaired. */
+static int open_store(struct invocation *inv)
+{
+	const struct command *cmd = inv->cmd;
+	struct cvm_ctx *ctx = &inv->ctx;
+	int r;
+
+	if (!(cmd->flags & (CVM_CMD_STORE | CVM_CMD_WRITE)))
+		return 0;
+	r = store_paths(ctx, inv->store_arg, inv->spath, sizeof(inv->spath), inv->sdisplay,
+			sizeof(inv->sdisplay));
+	if (r < 0)
 		return r;
+	r = check_system(cmd, ctx, inv->spath);
+	if (r < 0)
+		return r;
+	r = cvm_store_open(&ctx->store, inv->spath, inv->sdisplay, cmd->flags & CVM_CMD_WRITE);
+	if (r == 0)
+		ctx->store_open = true;
+	/* No store yet: readers see it empty. */
+	else if (r != -ENOENT || (cmd->flags & CVM_CMD_WRITE))
+		return r;
+	if (!(cmd->flags & CVM_CMD_WRITE))
+		return 0;
+	r = cvm_store_check_safe(&ctx->store, NULL);
+	if (r == 0)
+		r = cvm_store_lock(&ctx->store, ctx->lock_timeout);
+	if (r < 0)
+		return r;
+	/* A switch a crash cut short before its journal line gets it now. */
+	(void)cvm_activate_repair(ctx);
+	return 0;
+}
+
+/* The exit code of r, said by the JSON document; the store closed. */
+static int finish(struct invocation *inv, int r)
+{
+	const char *msg = cvm_err_first();
+	int code = r > 0 ? r : cvm_exit_code(r);
+
+	/*
+	 * A command's own positive status (doctor's 1: problems found) is its exit code;
+	 * with a message (exec's 127), the document says it as any failure does.
+	 */
+	if (cvm_out.json && r > 0)
+		json_finish(msg ? r : 0, msg);
+	else if (cvm_out.json)
+		json_finish(code, msg ? msg : cvm_strerror(r));
+	if (inv->ctx.store_open)
+		cvm_store_close(&inv->ctx.store);
+	free(inv->root_owned);
+	return code;
+}
+
+int main(int argc, char **argv)
+{
+	struct invocation inv = { .ctx = { .root = "", .lock_timeout = -1 } };
+	int r;
+
+	inv.store_arg = getenv("CUDNNVM_STORE");
+	/* What cudnnvm creates must be readable by every user, whatever the caller's umask. */
+	umask(022);
+	if (argc >= 2 && !strcmp(argv[1], "__smoke-child"))
+		return cvm_smoke_child(argc - 1, argv + 1);
+	r = global_options(&inv, argc, argv);
+	if (r == 0)
+		r = pick_command(&inv, argc, argv);
+	if (r == 0)
+		r = check_settings(&inv, argc, argv);
+	if (r == 0)
+		r = open_store(&inv);
+	if (r == SETUP_DONE) {
+		r = 0;
+	} else if (r == 0) {
+		argv += optind;
+		argc -= optind;
+		optind = 0;	/* a full reset for the command's getopt */
+		r = inv.cmd->run(&inv.ctx, argc, argv);
 	}
-out:
-	if (cvm_out.json) {
-		const char *msg = cvm_err_first();
-		json_finish(cvm_exit_code(r), msg ? msg : cvm_strerror(r));
-	}
-	if (ctx.store_open)
-		cvm_store_close(&ctx.store);
-	free(root_owned);
-	return cvm_exit_code(r);
+	return finish(&inv, r);
 }
