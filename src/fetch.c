@@ -240,14 +240,127 @@ static int one_request(struct xfer *x, const char *url, const struct cvm_fetch_o
 	return 0;
 }
 
+/* One download: the .part and its request, the retries and pauses left. */
+struct fetch {
+	struct xfer x;
+	const char *url, *name, *sha256;
+	int dirfd;
+	uint64_t size;
+	const struct cvm_fetch_opts *o;
+	int tries;
+	long delay_ms;
+	char part[512], err[CURL_ERROR_SIZE];
+};
+
+enum { BODY_DONE = 1 };		/* fetch_once: the body is complete */
+
+/*
+ * Opens the .part and hashes what an earlier run left in it (told to the
+ * hooks), then starts the progress line from there.
+ */
+static int open_part(struct fetch *f)
+{
+	struct xfer *x = &f->x;
+	int r;
+
+	x->fd = cvm_open_regular(f->dirfd, f->part, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+	x->sha = cvm_sha256_new();
+	if (x->fd < 0 || !x->sha)
+		return cvm_err(x->fd < 0 ? x->fd : -ENOMEM, "cannot write '%s' in the cache: %s",
+			       f->part, cvm_strerror(x->fd < 0 ? x->fd : -ENOMEM));
+	r = hash_part(x);
+	if (r < 0)
+		return cvm_err(r, "cannot read '%s' in the cache: %s", f->part, strerror(-r));
+	/* A .part as long as the file or longer cannot be resumed: start over. */
+	if (f->size && x->have >= f->size && x->have != f->size)
+		r = restart(x);
+	if (r == 0 && x->hooks->opened) {
+		x->hooks->opened(x->hooks->arg, x->fd);
+		if (x->hooks->hashed && x->have)
+			x->hooks->hashed(x->hooks->arg, x->have);
+	}
+	if (x->have)
+		cvm_info("resuming the download of %s after %llu bytes", f->name,
+			 (unsigned long long)x->have);
+	cvm_progress_start(&x->pr, "download", f->size);
+	x->pr.done = x->have;
+	return r;
+}
+
+/* The last request failed and no try is left: its error (none said for a probe's missing file). */
+static int give_up(const struct fetch *f, CURLcode code, long http)
+{
+	const char *url = f->url, *err = f->err;
+
+	if (f->o->quiet_notfound && (code == CURLE_FILE_COULDNT_READ_FILE ||
+				     (code == CURLE_HTTP_RETURNED_ERROR && (http == 404 || http == 410))))
+		return -CVM_E_NOTFOUND;
+	if (code == CURLE_HTTP_RETURNED_ERROR)
+		return cvm_err(http == 404 || http == 410 ? -CVM_E_NOTFOUND : -EIO,
+			       "cannot download '%s': HTTP %ld", cvm_safe(url), http);
+	if (code == CURLE_FILE_COULDNT_READ_FILE)
+		return cvm_err(-CVM_E_NOTFOUND, "cannot download '%s': %s", cvm_safe(url),
+			       cvm_safe(err[0] ? err : cu.easy_strerror(code)));
+	return cvm_err(-EIO, "cannot download '%s': %s (%s)", cvm_safe(url), what_failed(code),
+		       cvm_safe(err[0] ? err : cu.easy_strerror(code)));
+}
+
+/* Says why the request is tried again and waits (a signal ends the pause early). */
+static void pause_before_retry(struct fetch *f, CURLcode code, uint64_t before)
+{
+	long ms = f->delay_ms;
+
+	f->delay_ms = cvm_fetch_retrying(f->url, f->x.have, f->x.have > before, what_failed(code),
+					 f->err[0] ? cvm_safe(f->err) : cu.easy_strerror(code), ms);
+	nanosleep(&(struct timespec){ .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 }, NULL);
+}
+
+/*
+ * One request from the end of the .part and what follows from it:
+ * BODY_DONE, 0 for another request, or an error (the caller stops the
+ * progress line, if the error did not).
+ */
+static int fetch_once(struct fetch *f)
+{
+	struct xfer *x = &f->x;
+	uint64_t before = x->have;
+	CURLcode code;
+	long http;
+	int r = one_request(x, f->url, f->o, &code, &http, f->err);
+
+	if (r < 0)
+		return r;
+	if (cvm_interrupted)
+		return cvm_fetch_stopped(&x->pr, f->url, x->have, f->part);
+	if (x->error)
+		return cvm_err(x->error, "cannot write '%s' in the cache: %s", f->part,
+			       strerror(-x->error));
+	if (code == CURLE_OK)
+		return BODY_DONE;
+	if (code == CURLE_RANGE_ERROR || http == 416) {
+		/* The .part does not fit what the server has: once from the start. */
+		r = restart(x);
+		if (r == 0 && f->tries-- > 0)
+			return 0;
+	}
+	if (!transient(code, http) || f->tries-- <= 0) {
+		cvm_progress_stop(&x->pr);
+		return give_up(f, code, http);
+	}
+	pause_before_retry(f, code, before);
+	return r;
+}
+
 int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const char *sha256,
 	      const struct cvm_fetch_opts *o)
 {
-	struct xfer x = { .fd = -1, .hooks = o->hooks ? o->hooks : &no_hooks };
-	char part[512], err[CURL_ERROR_SIZE], hex[CVM_SHA256_HEX];
-	uint8_t d[CVM_SHA256_LEN];
-	int tries = o->retries >= 0 ? o->retries : 4, r = 0, fd;
-	long delay_ms = 500;
+	struct fetch f = {
+		.x = { .fd = -1, .hooks = o->hooks ? o->hooks : &no_hooks },
+		.url = url, .name = name, .sha256 = sha256, .dirfd = dirfd, .size = size, .o = o,
+		.tries = o->retries >= 0 ? o->retries : 4, .delay_ms = 500,
+	};
+	char hex[CVM_SHA256_HEX];
+	int r;
 
 	if (!cvm_fetch_supported(url))
 		return cvm_err(-CVM_E_USAGE, "cannot download '%s': only http://, https:// and file:// "
@@ -255,132 +368,28 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 	r = load_curl();
 	if (r < 0)
 		return r;
-	r = cvm_fmt(part, sizeof(part), "%s.part", name);
+	r = cvm_fmt(f.part, sizeof(f.part), "%s.part", name);
 	if (r < 0)
 		return cvm_err(r, "cannot download '%s': name too long", cvm_safe(url));
-	x.fd = cvm_open_regular(dirfd, part, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
-	x.sha = cvm_sha256_new();
-	if (x.fd < 0 || !x.sha) {
-		r = cvm_err(x.fd < 0 ? x.fd : -ENOMEM, "cannot write '%s' in the cache: %s", part,
-			    cvm_strerror(x.fd < 0 ? x.fd : -ENOMEM));
-		goto out;
-	}
-	r = hash_part(&x);
+	r = open_part(&f);
+	while (r == 0 && !(size && f.x.have == size))
+		r = fetch_once(&f);
 	if (r < 0) {
-		r = cvm_err(r, "cannot read '%s' in the cache: %s", part, strerror(-r));
+		cvm_progress_stop(&f.x.pr);	/* a no-op where it is stopped already */
 		goto out;
 	}
-	/* A .part as long as the file or longer cannot be resumed: start over. */
-	if (size && x.have >= size && x.have != size)
-		r = restart(&x);
-	if (r == 0 && x.hooks->opened) {
-		x.hooks->opened(x.hooks->arg, x.fd);
-		if (x.hooks->hashed && x.have)
-			x.hooks->hashed(x.hooks->arg, x.have);
-	}
-	if (x.have)
-		cvm_info("resuming the download of %s after %llu bytes", name,
-			 (unsigned long long)x.have);
-	cvm_progress_start(&x.pr, "download", size);
-	x.pr.done = x.have;
-	while (r == 0 && !(size && x.have == size)) {
-		CURLcode code;
-		long http;
-		uint64_t before = x.have;
-
-		r = one_request(&x, url, o, &code, &http, err);
-		if (r < 0)
-			break;
-		if (cvm_interrupted) {
-			cvm_progress_stop(&x.pr);
-			if (x.have)
-				cvm_warn("download of '%s' stopped after %llu bytes: they are kept in the "
-					 "cache (%s) for the next run to resume", cvm_safe(url),
-					 (unsigned long long)x.have, part);
-			r = -EINTR;
-			goto out;
-		}
-		if (x.error) {
-			r = cvm_err(x.error, "cannot write '%s' in the cache: %s", part, strerror(-x.error));
-			break;
-		}
-		if (code == CURLE_OK)
-			break;
-		if (code == CURLE_RANGE_ERROR || http == 416) {
-			/* The .part does not fit what the server has: once from the start. */
-			r = restart(&x);
-			if (r == 0 && tries-- > 0)
-				continue;
-		}
-		if (!transient(code, http) || tries-- <= 0) {
-			cvm_progress_stop(&x.pr);
-			if (o->quiet_notfound && (code == CURLE_FILE_COULDNT_READ_FILE ||
-						   (code == CURLE_HTTP_RETURNED_ERROR &&
-						    (http == 404 || http == 410))))
-				r = -CVM_E_NOTFOUND;
-			else if (code == CURLE_HTTP_RETURNED_ERROR)
-				r = cvm_err(http == 404 || http == 410 ? -CVM_E_NOTFOUND : -EIO,
-					    "cannot download '%s': HTTP %ld", cvm_safe(url), http);
-			else if (code == CURLE_FILE_COULDNT_READ_FILE)
-				r = cvm_err(-CVM_E_NOTFOUND, "cannot download '%s': %s", cvm_safe(url),
-					    cvm_safe(err[0] ? err : cu.easy_strerror(code)));
-			else
-				r = cvm_err(-EIO, "cannot download '%s': %s (%s)", cvm_safe(url),
-					    what_failed(code),
-					    cvm_safe(err[0] ? err : cu.easy_strerror(code)));
-			goto out;
-		}
-		if (x.have > before)
-			cvm_warn("download of '%s' interrupted after %llu bytes (%s); retrying in %ld ms",
-				 cvm_safe(url), (unsigned long long)x.have,
-				 err[0] ? cvm_safe(err) : cu.easy_strerror(code), delay_ms);
-		else
-			cvm_warn("download of '%s' failed: %s (%s); retrying in %ld ms", cvm_safe(url),
-				 what_failed(code), err[0] ? cvm_safe(err) : cu.easy_strerror(code),
-				 delay_ms);
-		nanosleep(&(struct timespec){ .tv_sec = delay_ms / 1000,
-					      .tv_nsec = (delay_ms % 1000) * 1000000 }, NULL);
-		if (x.have > before)
-			delay_ms = 500;		/* progress: back to a short pause */
-		else if (delay_ms < 8000)
-			delay_ms *= 2;
-	}
-	if (r < 0) {
-		cvm_progress_stop(&x.pr);
-		goto out;
-	}
-	cvm_progress_end(&x.pr);
-	if (size && x.have != size) {
-		r = cvm_err(-CVM_E_INTEGRITY, "'%s' gave %llu bytes, the catalogue says %llu",
-			    cvm_safe(url), (unsigned long long)x.have, (unsigned long long)size);
-		unlinkat(dirfd, part, 0);
-		goto out;
-	}
-	r = cvm_sha256_final(x.sha, d);
-	if (r < 0)
-		goto out;
-	cvm_hex_encode(d, sizeof(d), hex);
-	if (sha256 && strcmp(hex, sha256)) {
-		r = cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s, got %s "
-			    "(the download is removed)", cvm_safe(url), sha256, hex);
-		unlinkat(dirfd, part, 0);
-		goto out;
-	}
-	if (fsync(x.fd) < 0 || renameat(dirfd, part, dirfd, name) < 0) {
-		r = cvm_err(-errno, "cannot keep '%s' in the cache: %s", name, strerror(errno));
-		goto out;
-	}
-	(void)cvm_fsync_dir(dirfd);
-	cvm_verbose("downloaded %s (%llu bytes, SHA-256 %s)", name, (unsigned long long)x.have,
-		    sha256 ? "matches" : hex);
-	fd = cvm_open_regular(dirfd, name, O_RDONLY | O_NOFOLLOW, 0);
-	r = fd < 0 ? cvm_err(fd, "cannot open '%s' in the cache: %s", name, cvm_strerror(fd)) : fd;
+	cvm_progress_end(&f.x.pr);
+	r = cvm_fetch_verify(url, f.x.have, size, f.x.sha, sha256, hex);
+	if (r == -CVM_E_INTEGRITY)
+		unlinkat(dirfd, f.part, 0);
+	if (r == 0)
+		r = cvm_fetch_keep(dirfd, f.part, name, f.x.fd, f.x.have, sha256, hex);
 out:
 	/* Nothing came: nothing is left behind. Something came: kept for the next run to resume. */
-	if (r < 0 && x.fd >= 0 && x.have == 0)
-		unlinkat(dirfd, part, 0);
-	cvm_sha256_free(x.sha);
-	if (x.fd >= 0)
-		close(x.fd);
+	if (r < 0 && f.x.fd >= 0 && f.x.have == 0)
+		unlinkat(dirfd, f.part, 0);
+	cvm_sha256_free(f.x.sha);
+	if (f.x.fd >= 0)
+		close(f.x.fd);
 	return r;
 }

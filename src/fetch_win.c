@@ -257,27 +257,24 @@ static void fail_win(struct result *res, DWORD code)
 	win_detail(code, res->detail, sizeof(res->detail));
 }
 
-/* One GET of url from x->have on: the body goes through on_data. */
-static int http_request(struct xfer *x, const wchar_t *wurl, const struct cvm_fetch_opts *o,
-			struct result *res)
-{
-	URL_COMPONENTS uc = { .dwStructSize = sizeof(uc) };
-	wchar_t host[256], *path = NULL, hdr[64], num[32];
-	HINTERNET s = session(), conn = NULL;
-	struct watch w = { 0 };
-	long low_speed_s = o->low_speed_time_s > 0 ? o->low_speed_time_s : 60;
-	ULONGLONG t0;
-	uint64_t have0;
-	HANDLE tid = NULL;
-	DWORD status = 0, len = sizeof(status), redirects = 10, connect_ms;
-	uint64_t clen = 0, got = 0, start = x->have;
-	bool have_clen;
-	int r = 0;
+/* One request's handles: its connection, the request with its watcher, the path it asks for. */
+struct request {
+	HINTERNET conn;
+	struct watch w;
+	HANDLE tid;
+	wchar_t *path;
+};
 
-	if (!s) {
-		fail_win(res, GetLastError());
-		return 0;
-	}
+enum { ENDED = 1 };	/* a step of http_request: the request is over, res says how */
+
+/* The session, with o's timeouts. */
+static HINTERNET timed_session(const struct cvm_fetch_opts *o, long low_speed_s)
+{
+	HINTERNET s = session();
+	DWORD connect_ms;
+
+	if (!s)
+		return NULL;
 	connect_ms = (DWORD)(o->connect_timeout_s > 0 ? o->connect_timeout_s : 30) * 1000;
 	/*
 	 * libcurl's low-speed limit (below 1 KiB/s for low_speed_s ends the try):
@@ -286,63 +283,97 @@ static int http_request(struct xfer *x, const wchar_t *wurl, const struct cvm_fe
 	 */
 	WinHttpSetTimeouts(s, (int)connect_ms, (int)connect_ms, (int)(low_speed_s * 1000),
 			   (int)(low_speed_s * 1000));
+	return s;
+}
+
+/* Connects to the URL's host and opens a GET of its path (redirects followed, 10 at most). */
+static int open_request(struct request *q, HINTERNET s, const wchar_t *wurl, struct result *res)
+{
+	URL_COMPONENTS uc = { .dwStructSize = sizeof(uc) };
+	wchar_t host[256];
+	DWORD redirects = 10;
+
 	uc.dwHostNameLength = (DWORD)-1;
 	uc.dwUrlPathLength = (DWORD)-1;
 	uc.dwExtraInfoLength = (DWORD)-1;
 	if (!WinHttpCrackUrl(wurl, 0, 0, &uc) || uc.dwHostNameLength >= 256) {
 		fail_win(res, GetLastError());
-		return 0;
+		return ENDED;
 	}
 	wmemcpy(host, uc.lpszHostName, uc.dwHostNameLength);
 	host[uc.dwHostNameLength] = 0;
 	/* Path and query, up to the end of the URL (no fragment is sent). */
-	path = _wcsdup(uc.dwUrlPathLength ? uc.lpszUrlPath : L"/");
-	if (!path)
+	q->path = _wcsdup(uc.dwUrlPathLength ? uc.lpszUrlPath : L"/");
+	if (!q->path)
 		return -ENOMEM;
-	path[wcscspn(path, L"#")] = 0;
-	conn = WinHttpConnect(s, host, uc.nPort, 0);
-	if (conn)
-		w.req = WinHttpOpenRequest(conn, L"GET", path, NULL, WINHTTP_NO_REFERER,
-					   WINHTTP_DEFAULT_ACCEPT_TYPES,
-					   uc.nScheme == INTERNET_SCHEME_HTTPS ? WINHTTP_FLAG_SECURE : 0);
-	if (!conn || !w.req) {
+	q->path[wcscspn(q->path, L"#")] = 0;
+	q->conn = WinHttpConnect(s, host, uc.nPort, 0);
+	if (q->conn)
+		q->w.req = WinHttpOpenRequest(q->conn, L"GET", q->path, NULL, WINHTTP_NO_REFERER,
+					      WINHTTP_DEFAULT_ACCEPT_TYPES,
+					      uc.nScheme == INTERNET_SCHEME_HTTPS ? WINHTTP_FLAG_SECURE : 0);
+	if (!q->conn || !q->w.req) {
 		fail_win(res, GetLastError());
-		goto out;
+		return ENDED;
 	}
-	WinHttpSetOption(w.req, WINHTTP_OPTION_MAX_HTTP_AUTOMATIC_REDIRECTS, &redirects,
+	WinHttpSetOption(q->w.req, WINHTTP_OPTION_MAX_HTTP_AUTOMATIC_REDIRECTS, &redirects,
 			 sizeof(redirects));
+	return 0;
+}
+
+/*
+ * Sends the GET, from x->have on, with the watcher started, and reads the
+ * status into res->http: a status >= 400 ends the request.
+ */
+static int send_request(struct request *q, struct xfer *x, struct result *res)
+{
+	wchar_t hdr[64];
+	DWORD status = 0, len = sizeof(status);
+	int r;
+
 	if (x->have)
 		swprintf(hdr, 64, L"Range: bytes=%llu-", (unsigned long long)x->have);
-	w.done = CreateEventW(NULL, TRUE, FALSE, NULL);
-	if (!w.done || !(tid = CreateThread(NULL, 0, watcher, &w, 0, NULL))) {
-		r = -EAGAIN;
-		goto out;
-	}
-	if (!WinHttpSendRequest(w.req, x->have ? hdr : WINHTTP_NO_ADDITIONAL_HEADERS,
+	q->w.done = CreateEventW(NULL, TRUE, FALSE, NULL);
+	if (!q->w.done || !(q->tid = CreateThread(NULL, 0, watcher, &q->w, 0, NULL)))
+		return -EAGAIN;
+	if (!WinHttpSendRequest(q->w.req, x->have ? hdr : WINHTTP_NO_ADDITIONAL_HEADERS,
 				x->have ? (DWORD)-1L : 0, WINHTTP_NO_REQUEST_DATA, 0, 0, 0) ||
-	    !WinHttpReceiveResponse(w.req, NULL) ||
-	    !WinHttpQueryHeaders(w.req, WINHTTP_QUERY_STATUS_CODE | WINHTTP_QUERY_FLAG_NUMBER,
+	    !WinHttpReceiveResponse(q->w.req, NULL) ||
+	    !WinHttpQueryHeaders(q->w.req, WINHTTP_QUERY_STATUS_CODE | WINHTTP_QUERY_FLAG_NUMBER,
 				 WINHTTP_HEADER_NAME_BY_INDEX, &status, &len, WINHTTP_NO_HEADER_INDEX)) {
 		fail_win(res, GetLastError());
-		goto out;
+		return ENDED;
 	}
 	res->http = (long)status;
 	if (status >= 400) {
 		res->how = HTTP_ERROR;
 		snprintf(res->detail, sizeof(res->detail), "HTTP %lu", (unsigned long)status);
-		goto out;
+		return ENDED;
 	}
 	/* 200 to a Range request: the whole file comes again. */
-	if (start && status == 200) {
+	if (x->have && status == 200) {
 		cvm_verbose("the server ignored the Range request: starting over");
 		r = restart(x);
 		if (r < 0)
-			goto out;
-		start = 0;
+			return r;
 	}
+	return 0;
+}
+
+/*
+ * Reads the body through on_data until it ends (PARTIAL when short of its
+ * Content-Length), a write or Ctrl-C stops it, or it trickles below 1 KiB/s.
+ */
+static void read_body(HINTERNET req, struct xfer *x, long low_speed_s, struct result *res)
+{
+	wchar_t num[32];
+	DWORD len = sizeof(num);
+	ULONGLONG t0;
+	uint64_t have0, clen = 0, got = 0;
+	bool have_clen;
+
 	/* As text: WINHTTP_QUERY_FLAG_NUMBER64 is newer than some WinHTTPs (wine's). */
-	len = sizeof(num);
-	have_clen = WinHttpQueryHeaders(w.req, WINHTTP_QUERY_CONTENT_LENGTH,
+	have_clen = WinHttpQueryHeaders(req, WINHTTP_QUERY_CONTENT_LENGTH,
 					WINHTTP_HEADER_NAME_BY_INDEX, num, &len,
 					WINHTTP_NO_HEADER_INDEX) && num[0] >= L'0' && num[0] <= L'9';
 	if (have_clen)
@@ -355,29 +386,29 @@ static int http_request(struct xfer *x, const wchar_t *wurl, const struct cvm_fe
 
 		/* What has arrived, then that: a read of a whole buffer may wait
 		 * for all of it (wine's does), past the low-speed check. */
-		if (!WinHttpQueryDataAvailable(w.req, &avail) ||
-		    !WinHttpReadData(w.req, x->buf, avail < BUFSZ ? avail : BUFSZ, &n)) {
+		if (!WinHttpQueryDataAvailable(req, &avail) ||
+		    !WinHttpReadData(req, x->buf, avail < BUFSZ ? avail : BUFSZ, &n)) {
 			fail_win(res, GetLastError());
-			goto out;
+			return;
 		}
 		if (n == 0)
 			break;
 		if (!on_data(x, x->buf, n) || cvm_interrupted) {
 			res->how = STOPPED;
-			goto out;
+			return;
 		}
 		got += n;
 		now = GetTickCount64();
-		if (now - t0 >= (ULONGLONG)low_speed_s * 1000) {
-			if (x->have - have0 < (uint64_t)low_speed_s * 1024) {
-				res->how = TIMED_OUT;
-				snprintf(res->detail, sizeof(res->detail), "less than 1024 bytes a "
-					 "second over the last %ld seconds", low_speed_s);
-				goto out;
-			}
-			t0 = now;
-			have0 = x->have;
+		if (now - t0 < (ULONGLONG)low_speed_s * 1000)
+			continue;
+		if (x->have - have0 < (uint64_t)low_speed_s * 1024) {
+			res->how = TIMED_OUT;
+			snprintf(res->detail, sizeof(res->detail), "less than 1024 bytes a "
+				 "second over the last %ld seconds", low_speed_s);
+			return;
 		}
+		t0 = now;
+		have0 = x->have;
 	}
 	if (have_clen && got < clen) {
 		res->how = PARTIAL;
@@ -386,23 +417,48 @@ static int http_request(struct xfer *x, const wchar_t *wurl, const struct cvm_fe
 	} else {
 		res->how = DONE;
 	}
-out:
-	if (tid) {
-		SetEvent(w.done);
-		WaitForSingleObject(tid, INFINITE);
-		CloseHandle(tid);
+}
+
+/* Stops the watcher, then closes the request's handles. */
+static void close_request(struct request *q, struct result *res)
+{
+	if (q->tid) {
+		SetEvent(q->w.done);
+		WaitForSingleObject(q->tid, INFINITE);
+		CloseHandle(q->tid);
 	}
-	if (w.done)
-		CloseHandle(w.done);
+	if (q->w.done)
+		CloseHandle(q->w.done);
 	/* The watcher closed the request: a Ctrl-C, not "the handle is invalid". */
-	if (w.closed && res->how != DONE)
+	if (q->w.closed && res->how != DONE)
 		res->how = STOPPED;
-	if (w.req)
-		close_once(&w);
-	if (conn)
-		WinHttpCloseHandle(conn);
-	free(path);
-	return r;
+	if (q->w.req)
+		close_once(&q->w);
+	if (q->conn)
+		WinHttpCloseHandle(q->conn);
+	free(q->path);
+}
+
+/* One GET of url from x->have on: the body goes through on_data. */
+static int http_request(struct xfer *x, const wchar_t *wurl, const struct cvm_fetch_opts *o,
+			struct result *res)
+{
+	struct request q = { 0 };
+	long low_speed_s = o->low_speed_time_s > 0 ? o->low_speed_time_s : 60;
+	HINTERNET s = timed_session(o, low_speed_s);
+	int r;
+
+	if (!s) {
+		fail_win(res, GetLastError());
+		return 0;
+	}
+	r = open_request(&q, s, wurl, res);
+	if (r == 0)
+		r = send_request(&q, x, res);
+	if (r == 0)
+		read_body(q.w.req, x, low_speed_s, res);
+	close_request(&q, res);
+	return r < 0 ? r : 0;
 }
 
 /* A hex digit's value, or -1. */
@@ -522,142 +578,154 @@ static void pause_ms(long ms)
 	}
 }
 
+/* One download: the .part and its request, the retries and pauses left. */
+struct fetch {
+	struct xfer x;
+	const char *url, *name;
+	wchar_t *wurl;			/* an http(s) URL, for WinHTTP */
+	bool is_file;
+	int dirfd;
+	uint64_t size;
+	const struct cvm_fetch_opts *o;
+	int tries;
+	long delay_ms;
+	char part[512];
+};
+
+enum { BODY_DONE = 1 };		/* fetch_once: the body is complete */
+
+/*
+ * Opens the .part and hashes what an earlier run left in it (told to the
+ * hooks), then starts the progress line from there.
+ */
+static int open_part(struct fetch *f)
+{
+	struct xfer *x = &f->x;
+	int r;
+
+	x->buf = malloc(BUFSZ);
+	x->fd = cvm_open_regular(f->dirfd, f->part, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+	x->sha = cvm_sha256_new();
+	if (x->fd < 0 || !x->sha || !x->buf)
+		return cvm_err(x->fd < 0 ? x->fd : -ENOMEM, "cannot write '%s' in the cache: %s",
+			       f->part, cvm_strerror(x->fd < 0 ? x->fd : -ENOMEM));
+	r = hash_part(x);
+	if (r < 0)
+		return cvm_err(r, "cannot read '%s' in the cache: %s", f->part, strerror(-r));
+	/* A .part as long as the file or longer cannot be resumed: start over. */
+	if (f->size && x->have >= f->size && x->have != f->size)
+		r = restart(x);
+	if (r == 0 && x->hooks->opened) {
+		x->hooks->opened(x->hooks->arg, x->fd);
+		if (x->hooks->hashed && x->have)
+			x->hooks->hashed(x->hooks->arg, x->have);
+	}
+	if (x->have)
+		cvm_info("resuming the download of %s after %llu bytes", f->name,
+			 (unsigned long long)x->have);
+	cvm_progress_start(&x->pr, "download", f->size);
+	x->pr.done = x->have;
+	return r;
+}
+
+/* The last request failed and no try is left: its error. */
+static int give_up(const struct fetch *f, const struct result *res)
+{
+	if (res->how == HTTP_ERROR)
+		return cvm_err(res->http == 404 || res->http == 410 ? -CVM_E_NOTFOUND : -EIO,
+			       "cannot download '%s': HTTP %ld", cvm_safe(f->url), res->http);
+	if (res->how == NOT_FOUND)
+		return cvm_err(-CVM_E_NOTFOUND, "cannot download '%s': %s", cvm_safe(f->url),
+			       cvm_safe(res->detail));
+	return cvm_err(-EIO, "cannot download '%s': %s (%s)", cvm_safe(f->url), what_failed(res),
+		       cvm_safe(res->detail));
+}
+
+/* Says why the request is tried again and waits (Ctrl-C ends the pause early). */
+static void pause_before_retry(struct fetch *f, const struct result *res, uint64_t before)
+{
+	long ms = f->delay_ms;
+
+	f->delay_ms = cvm_fetch_retrying(f->url, f->x.have, f->x.have > before, what_failed(res),
+					 cvm_safe(res->detail), ms);
+	pause_ms(ms);
+}
+
+/*
+ * One request from the end of the .part and what follows from it:
+ * BODY_DONE, 0 for another request, or an error (the caller stops the
+ * progress line, if the error did not).
+ */
+static int fetch_once(struct fetch *f)
+{
+	struct xfer *x = &f->x;
+	struct result res = { .how = DONE };
+	uint64_t before = x->have;
+	int r = f->is_file ? file_request(x, f->url, &res) : http_request(x, f->wurl, f->o, &res);
+
+	if (r < 0)
+		return r;
+	if (cvm_interrupted)
+		return cvm_fetch_stopped(&x->pr, f->url, x->have, f->part);
+	if (x->error)
+		return cvm_err(x->error, "cannot write '%s' in the cache: %s", f->part,
+			       strerror(-x->error));
+	if (res.how == DONE)
+		return BODY_DONE;
+	if (res.how == HTTP_ERROR && res.http == 416) {
+		/* The .part does not fit what the server has: once from the start. */
+		r = restart(x);
+		if (r == 0 && f->tries-- > 0)
+			return 0;
+	}
+	if (!transient(&res) || f->tries-- <= 0) {
+		cvm_progress_stop(&x->pr);
+		return give_up(f, &res);
+	}
+	pause_before_retry(f, &res, before);
+	return r;
+}
+
 int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const char *sha256,
 	      const struct cvm_fetch_opts *o)
 {
-	struct xfer x = { .fd = -1, .hooks = o->hooks ? o->hooks : &no_hooks };
-	char part[512], hex[CVM_SHA256_HEX];
-	uint8_t d[CVM_SHA256_LEN];
-	int tries = o->retries >= 0 ? o->retries : 4, r = 0, fd;
-	long delay_ms = 500;
-	bool is_file = !strncmp(url, "file://", 7);
-	wchar_t *wurl = NULL;
+	struct fetch f = {
+		.x = { .fd = -1, .hooks = o->hooks ? o->hooks : &no_hooks },
+		.url = url, .name = name, .is_file = !strncmp(url, "file://", 7), .dirfd = dirfd,
+		.size = size, .o = o, .tries = o->retries >= 0 ? o->retries : 4, .delay_ms = 500,
+	};
+	char hex[CVM_SHA256_HEX];
+	int r;
 
 	if (!cvm_fetch_supported(url))
 		return cvm_err(-CVM_E_USAGE, "cannot download '%s': only http://, https:// and file:// "
 			       "mirrors are supported", cvm_safe(url));
-	r = cvm_fmt(part, sizeof(part), "%s.part", name);
+	r = cvm_fmt(f.part, sizeof(f.part), "%s.part", name);
 	if (r < 0)
 		return cvm_err(r, "cannot download '%s': name too long", cvm_safe(url));
-	if (!is_file && !(wurl = cvm_wide(url)))
+	if (!f.is_file && !(f.wurl = cvm_wide(url)))
 		return cvm_err(-ENOMEM, "cannot download '%s': %s", cvm_safe(url), strerror(ENOMEM));
-	x.buf = malloc(BUFSZ);
-	x.fd = cvm_open_regular(dirfd, part, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
-	x.sha = cvm_sha256_new();
-	if (x.fd < 0 || !x.sha || !x.buf) {
-		r = cvm_err(x.fd < 0 ? x.fd : -ENOMEM, "cannot write '%s' in the cache: %s", part,
-			    cvm_strerror(x.fd < 0 ? x.fd : -ENOMEM));
-		goto out;
-	}
-	r = hash_part(&x);
+	r = open_part(&f);
+	while (r == 0 && !(size && f.x.have == size))
+		r = fetch_once(&f);
 	if (r < 0) {
-		r = cvm_err(r, "cannot read '%s' in the cache: %s", part, strerror(-r));
+		cvm_progress_stop(&f.x.pr);	/* a no-op where it is stopped already */
 		goto out;
 	}
-	/* A .part as long as the file or longer cannot be resumed: start over. */
-	if (size && x.have >= size && x.have != size)
-		r = restart(&x);
-	if (r == 0 && x.hooks->opened) {
-		x.hooks->opened(x.hooks->arg, x.fd);
-		if (x.hooks->hashed && x.have)
-			x.hooks->hashed(x.hooks->arg, x.have);
-	}
-	if (x.have)
-		cvm_info("resuming the download of %s after %llu bytes", name,
-			 (unsigned long long)x.have);
-	cvm_progress_start(&x.pr, "download", size);
-	x.pr.done = x.have;
-	while (r == 0 && !(size && x.have == size)) {
-		struct result res = { .how = DONE };
-		uint64_t before = x.have;
-
-		r = is_file ? file_request(&x, url, &res) : http_request(&x, wurl, o, &res);
-		if (r < 0)
-			break;
-		if (cvm_interrupted) {
-			cvm_progress_stop(&x.pr);
-			if (x.have)
-				cvm_warn("download of '%s' stopped after %llu bytes: they are kept in the "
-					 "cache (%s) for the next run to resume", cvm_safe(url),
-					 (unsigned long long)x.have, part);
-			r = -EINTR;
-			goto out;
-		}
-		if (x.error) {
-			r = cvm_err(x.error, "cannot write '%s' in the cache: %s", part, strerror(-x.error));
-			break;
-		}
-		if (res.how == DONE)
-			break;
-		if (res.how == HTTP_ERROR && res.http == 416) {
-			/* The .part does not fit what the server has: once from the start. */
-			r = restart(&x);
-			if (r == 0 && tries-- > 0)
-				continue;
-		}
-		if (!transient(&res) || tries-- <= 0) {
-			cvm_progress_stop(&x.pr);
-			if (res.how == HTTP_ERROR)
-				r = cvm_err(res.http == 404 || res.http == 410 ? -CVM_E_NOTFOUND : -EIO,
-					    "cannot download '%s': HTTP %ld", cvm_safe(url), res.http);
-			else if (res.how == NOT_FOUND)
-				r = cvm_err(-CVM_E_NOTFOUND, "cannot download '%s': %s", cvm_safe(url),
-					    cvm_safe(res.detail));
-			else
-				r = cvm_err(-EIO, "cannot download '%s': %s (%s)", cvm_safe(url),
-					    what_failed(&res), cvm_safe(res.detail));
-			goto out;
-		}
-		if (x.have > before)
-			cvm_warn("download of '%s' interrupted after %llu bytes (%s); retrying in %ld ms",
-				 cvm_safe(url), (unsigned long long)x.have, cvm_safe(res.detail),
-				 delay_ms);
-		else
-			cvm_warn("download of '%s' failed: %s (%s); retrying in %ld ms", cvm_safe(url),
-				 what_failed(&res), cvm_safe(res.detail), delay_ms);
-		pause_ms(delay_ms);
-		if (x.have > before)
-			delay_ms = 500;		/* progress: back to a short pause */
-		else if (delay_ms < 8000)
-			delay_ms *= 2;
-	}
-	if (r < 0) {
-		cvm_progress_stop(&x.pr);
-		goto out;
-	}
-	cvm_progress_end(&x.pr);
-	if (size && x.have != size) {
-		r = cvm_err(-CVM_E_INTEGRITY, "'%s' gave %llu bytes, the catalogue says %llu",
-			    cvm_safe(url), (unsigned long long)x.have, (unsigned long long)size);
-		drop_part(&x, dirfd, part);
-		goto out;
-	}
-	r = cvm_sha256_final(x.sha, d);
-	if (r < 0)
-		goto out;
-	cvm_hex_encode(d, sizeof(d), hex);
-	if (strcmp(hex, sha256)) {
-		r = cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s, got %s "
-			    "(the download is removed)", cvm_safe(url), sha256, hex);
-		drop_part(&x, dirfd, part);
-		goto out;
-	}
-	if (fsync(x.fd) < 0 || renameat(dirfd, part, dirfd, name) < 0) {
-		r = cvm_err(-errno, "cannot keep '%s' in the cache: %s", name, strerror(errno));
-		goto out;
-	}
-	(void)cvm_fsync_dir(dirfd);
-	cvm_verbose("downloaded %s (%llu bytes, SHA-256 matches)", name, (unsigned long long)x.have);
-	fd = cvm_open_regular(dirfd, name, O_RDONLY | O_NOFOLLOW, 0);
-	r = fd < 0 ? cvm_err(fd, "cannot open '%s' in the cache: %s", name, cvm_strerror(fd)) : fd;
+	cvm_progress_end(&f.x.pr);
+	r = cvm_fetch_verify(url, f.x.have, size, f.x.sha, sha256, hex);
+	if (r == -CVM_E_INTEGRITY)
+		drop_part(&f.x, dirfd, f.part);
+	if (r == 0)
+		r = cvm_fetch_keep(dirfd, f.part, name, f.x.fd, f.x.have, sha256, hex);
 out:
 	/* Nothing came: nothing is left behind. Something came: kept for the next run to resume. */
-	if (r < 0 && x.fd >= 0 && x.have == 0)
-		drop_part(&x, dirfd, part);
-	if (x.fd >= 0)
-		close(x.fd);
-	cvm_sha256_free(x.sha);
-	free(x.buf);
-	free(wurl);
+	if (r < 0 && f.x.fd >= 0 && f.x.have == 0)
+		drop_part(&f.x, dirfd, f.part);
+	if (f.x.fd >= 0)
+		close(f.x.fd);
+	cvm_sha256_free(f.x.sha);
+	free(f.x.buf);
+	free(f.wurl);
 	return r;
 }

@@ -53,4 +53,25 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 /* Whether url is one cvm_fetch takes (http, https, file). */
 bool cvm_fetch_supported(const char *url);
 
+/*
+ * The steps of cvm_fetch that do not depend on the transfer (fetch_loop.c),
+ * for fetch.c and fetch_win.c only.
+ */
+struct cvm_progress;
+struct cvm_sha256;
+
+/* Ctrl-C during a request: the progress line stopped, what is kept said. -EINTR. */
+int cvm_fetch_stopped(struct cvm_progress *pr, const char *url, uint64_t have, const char *part);
+/* Says that the request is tried again after delay_ms; returns the pause for
+ * the next time (short again after progress, else doubled, up to 8 s). */
+long cvm_fetch_retrying(const char *url, uint64_t have, bool progressed, const char *what,
+			const char *detail, long delay_ms);
+/* A complete .part against size (0: any) and sha256 (NULL: not compared); hex
+ * (CVM_SHA256_HEX bytes) gets its SHA-256. -CVM_E_INTEGRITY: the caller removes the .part. */
+int cvm_fetch_verify(const char *url, uint64_t have, uint64_t size, struct cvm_sha256 *sha,
+		     const char *sha256, char *hex);
+/* The verified .part (open as fd) synced and renamed to name: name opened read-only. */
+int cvm_fetch_keep(int dirfd, const char *part, const char *name, int fd, uint64_t have,
+		   const char *sha256, const char *hex);
+
 #endif
