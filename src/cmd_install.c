@@ -823,25 +823,470 @@ static int resolve(struct cvm_ctx *ctx, struct install *in, struct cvm_catalogue
 	return r < 0 ? r : 1;
 }
 
+/* One install's working state, shared by the steps of install_one. */
+struct install_run {
+	struct cvm_ctx *ctx;
+	struct install *in;
+	struct cvm_catalogue cat;
+	struct cvm_extract x;
+	struct cvm_extract_opts xo;
+	struct cvm_extract_child *child;
+	struct spec_bar sb;
+	struct pipeline pl;
+	struct cvm_cudnn_tree tree;
+	struct cvm_progress pr;
+	struct cvm_record rec;
+	struct stat st;
+	char got[CVM_SHA256_HEX], staged[256], why[128];
+	int fd, sfd, have_first;
+	uint64_t hashed;
+	long long t0;
+	bool spec;
+};
+
+/* Without --sha256: the catalogue's build, or with --prefer-bundles the mirror's bundle of it. */
+static int resolve_build(struct install_run *run)
+{
+	struct install *in = run->in;
+	int r;
+
+	r = resolve(run->ctx, in, &run->cat);
+	if (r != 0)
+		return r;	/* 1: installed already, and said so */
+	if (in->prefer_bundles && !in->offline) {
+		/* The mirror has no bundle: NVIDIA's archive, as without the option. */
+		r = mirror_bundle(run->ctx, in);
+		if (r != -CVM_E_NOTFOUND)
+			return r < 0 ? r : 1;
+	}
+	return 0;
+}
+
+/* The download is decoded as it arrives (struct pipeline), within a file's limits. */
+static void arm_pipeline(struct install_run *run)
+{
+	struct install *in = run->in;
+
+	run->pl.ctx = run->ctx;
+	run->pl.in = in;
+	run->pl.xo = &run->xo;
+	run->xo.archive_size = in->build->has_size ? in->build->size : 0;
+	run->xo.max_bytes = run->xo.archive_size * 16 + (64u << 20);
+	run->xo.jobs = 1;
+	run->xo.follow = true;
+	in->fo.hooks = &run->pl.hooks;
+}
+
+/* The cached archive, checked: one that fails is discarded and downloaded again (not --offline). */
+static int open_cached(struct cvm_ctx *ctx, struct install *in)
+{
+	int fd;
+
+	fd = cvm_cache_open(ctx, in->build, in->offline, false, &in->fo, in->cache_path,
+			    sizeof(in->cache_path), &in->verified);
+	if (fd < 0 || in->verified)
+		return fd;
+	if (cvm_cache_check(fd, in->build, in->cache_path) == 0) {
+		in->verified = true;
+		return fd;
+	}
+	close(fd);
+	cvm_cache_discard(ctx, in->build);
+	return in->offline ? -CVM_E_INTEGRITY
+			   : cvm_cache_open(ctx, in->build, false, true, &in->fo, in->cache_path,
+					    sizeof(in->cache_path), &in->verified);
+}
+
+/*
+ * The cache, else the mirror. Either way the descriptor is hashed
+ * exactly once: a cached file is checked here, a download as it arrives.
+ * 1 when a dry run described the download (and what would follow it).
+ */
+static int take_cached(struct install_run *run)
+{
+	struct install *in = run->in;
+	int r;
+
+	if (!in->build)
+		return cvm_usage("install", "--sha256 goes with --archive (the catalogue names the "
+				 "archive otherwise)");
+	if (!in->verify_first && !cvm_plan_dry() && speculate(in, run->why, sizeof(run->why)))
+		arm_pipeline(run);
+	run->fd = open_cached(run->ctx, in);
+	if (run->fd == -ECANCELED) {
+		/* A dry run: the download is described; so is what would follow it. */
+		r = plan_install(run->ctx, in, in->cache_path, in->build->has_size ? in->build->size : 0);
+		return r < 0 ? r : 1;
+	}
+	if (run->fd < 0 || run->pl.error) {
+		r = run->fd < 0 ? run->fd : run->pl.error;
+		pipeline_stop(&run->pl);
+		return r;
+	}
+	in->archive = in->cache_path;
+	return 0;
+}
+
+/* One descriptor from here on: what is hashed is what is extracted. */
+static int open_archive(struct install_run *run)
+{
+	struct install *in = run->in;
+	char hint[1024];
+
+	if (run->fd < 0)
+		run->fd = cvm_open_regular(AT_FDCWD, in->archive, O_RDONLY, 0);
+	if (run->fd < 0)
+		return cvm_err(run->fd, "cannot open '%s': %s", cvm_safe(in->archive),
+			       cvm_strerror(run->fd));
+	if (fstat(run->fd, &run->st) < 0 || !S_ISREG(run->st.st_mode))
+		return cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in->archive));
+	if (in->build && in->build->has_size && (uint64_t)run->st.st_size != in->build->size)
+		return cvm_err(-CVM_E_INTEGRITY, "'%s' has %llu bytes, but %s says %s has %llu%s",
+			       cvm_safe(in->archive), (unsigned long long)run->st.st_size,
+			       in->rel->source, in->build->file_name,
+			       (unsigned long long)in->build->size, other_archive(in, hint, sizeof(hint)));
+	run->xo.archive_size = (uint64_t)run->st.st_size;
+	/* A cuDNN archive expands about 1.5-3x; 16x and 64 MiB leave room for any real one. */
+	run->xo.max_bytes = (uint64_t)run->st.st_size * 16 + (64u << 20);
+	run->xo.jobs = in->jobs ? in->jobs : default_jobs();
+	run->xo.follow = false;
+	return 0;
+}
+
+/* A staging folder for name into run->staged and run->sfd ("" when it could not be made). */
+static int stage(struct install_run *run, const char *name)
+{
+	int r = cvm_store_stage(&run->ctx->store, name, run->staged, sizeof(run->staged), &run->sfd);
+
+	if (r < 0)
+		run->staged[0] = '\0';
+	return r;
+}
+
+/* The download matched its hash: the child may read it to the end. */
+static void adopt_download(struct install_run *run)
+{
+	uint64_t size = (uint64_t)run->st.st_size;
+
+	run->child = run->pl.child;
+	run->sfd = run->pl.sfd;
+	snprintf(run->staged, sizeof(run->staged), "%s", run->pl.staged);
+	run->pl.child = NULL;
+	run->pl.staged[0] = '\0';
+	run->pl.sfd = -1;
+	cvm_extract_child_avail(run->child, size, true);
+	run->sb.child = run->child;
+	cvm_progress_start(&run->sb.pr, "decoding", size);
+	spec_tick(&run->sb, cvm_extract_child_position(run->child));
+	run->spec = true;
+	snprintf(run->got, sizeof(run->got), "%s", run->in->want_sha);
+	run->hashed = size;
+}
+
+/*
+ * Decoding starts now, in a child that can write nothing but
+ * the staging folder; its work is kept only if the hash matches.
+ * Without a catalogue entry the id is known only from the
+ * archive's content: the folder is named for it later.
+ */
+static int start_decoding(struct install_run *run)
+{
+	struct install *in = run->in;
+	int r;
+
+	cvm_verbose("extracting while verifying: in a confined process (%s), kept only if "
+		    "the SHA-256 matches", run->why);
+	r = stage(run, in->id[0] ? in->id : "pending");
+	if (r < 0)
+		return r;
+	r = cvm_extract_spawn(run->fd, in->archive, &run->xo, run->sfd, &run->child);
+	if (r < 0)
+		return r;
+	run->sb.child = run->child;
+	cvm_progress_start(&run->sb.pr, "installing", (uint64_t)run->st.st_size);
+	return 0;
+}
+
+/*
+ * The archive's SHA-256 into digest (into run->got when it was hashed
+ * already): while a child decodes it when it can, else before any decoding.
+ */
+static int hash_archive(struct install_run *run, uint8_t *digest)
+{
+	struct install *in = run->in;
+	int r = 0;
+
+	run->spec = !in->verified && !cvm_plan_dry() && speculate(in, run->why, sizeof(run->why));
+	run->t0 = cvm_now_ms();
+	if (run->pl.child) {
+		adopt_download(run);
+	} else if (in->verified) {
+		/* Hashed already, through this very descriptor: no second pass. */
+		snprintf(run->got, sizeof(run->got), "%s", in->want_sha);
+		run->hashed = (uint64_t)run->st.st_size;
+		cvm_verbose("%s was verified as it was read", in->archive);
+	} else if (run->spec) {
+		r = start_decoding(run);
+		if (r < 0)
+			return r;
+		r = cvm_sha256_fd(run->fd, digest, &run->hashed, spec_on_hash, &run->sb);
+	} else {
+		cvm_verbose("verifying first, then extracting (%s)", run->why);
+		cvm_progress_start(&run->pr, "verifying", (uint64_t)run->st.st_size);
+		r = cvm_sha256_fd(run->fd, digest, &run->hashed, on_hash, &run->pr);
+		cvm_progress_end(&run->pr);
+	}
+	if (r < 0)
+		return cvm_err(r, "cannot read '%s': %s", cvm_safe(in->archive), strerror(-r));
+	return 0;
+}
+
+/* The archive must be the one asked for: its SHA-256 is checked before anything it holds is kept. */
+static int verify_archive(struct install_run *run)
+{
+	struct install *in = run->in;
+	uint8_t digest[CVM_SHA256_LEN];
+	int r;
+
+	r = hash_archive(run, digest);
+	if (r < 0)
+		return r;
+	if (!in->verified)
+		cvm_hex_encode(digest, sizeof(digest), run->got);
+	if (cvm_interrupted)
+		return -EINTR;
+	/* A mismatch kills the child and discards what it wrote (at out). */
+	r = check_hash(in, run->got);
+	if (r < 0) {
+		if (run->child)
+			cvm_verbose("the extraction process %s; what it wrote is discarded",
+				    cvm_extract_child_kill(run->child) ? "was stopped while running"
+								       : "had ended");
+		run->child = NULL;
+		return r;
+	}
+	cvm_verbose("SHA-256 of %s matches (%llu bytes, %lld ms)", base_name(in->archive),
+		    (unsigned long long)run->hashed, cvm_now_ms() - run->t0);
+	cvm_fault("install-verified");
+	return 0;
+}
+
+/* id_from_top's answer r: when 1, the archive must be the installed one's, said; 1 then. */
+static int settle_installed(struct install_run *run, int r)
+{
+	if (r != 1)
+		return r;
+	r = same_as_installed(run->ctx, run->in, run->got);
+	if (r == 0)
+		r = report(run->ctx, run->in, true);
+	return r < 0 ? r : 1;
+}
+
+/* --sha256: the id from the archive's top folder; 1 when it is installed already (said). */
+static int name_from_content(struct install_run *run)
+{
+	char first[4096];
+	int r;
+
+	if (run->child) {
+		r = run->have_first = cvm_extract_child_first(run->child, first, sizeof(first));
+		if (r == 1) {
+			take_top(run->in, first);
+			r = id_from_top(run->ctx, run->in);
+		}
+	} else {
+		r = id_from_archive(run->ctx, run->in, run->fd);
+	}
+	return settle_installed(run, r);
+}
+
+/* A dry run reads the archive's entries and stops before the first byte is written. */
+static int plan_checked(struct install_run *run)
+{
+	struct install *in = run->in;
+	int r;
+
+	r = cvm_extract_check(run->fd, in->archive, &run->xo, &run->tree);
+	if (r == 0)
+		r = check_content(-1, in, NULL, &run->tree);
+	if (r == 0)
+		r = plan_install(run->ctx, in, in->archive, run->hashed);
+	return r;
+}
+
+/*
+ * The child's work, once the hash matched. When it could not do it, what it
+ * wrote is discarded and run->spec cleared: extracted here instead (1 when,
+ * named only now, the id turns out installed already: said).
+ */
+static int take_child(struct install_run *run)
+{
+	struct install *in = run->in;
+	int r;
+
+	r = cvm_extract_child_wait(run->child, &run->x, spec_tick, &run->sb);
+	run->child = NULL;
+	if (r == 0 && in->sha256 && run->have_first != 1)
+		r = cvm_err(-CVM_E_LAYOUT, "'%s' is empty", cvm_safe(in->archive));
+	if (r < 0)
+		return r;
+	if (r != 1) {
+		cvm_progress_end(&run->sb.pr);
+		return 0;
+	}
+	/* The child could not do it: start again here, on the verified archive. */
+	cvm_filelist_release(&run->x.files);
+	memset(&run->x, 0, sizeof(run->x));
+	close(run->sfd);
+	run->sfd = -1;
+	r = cvm_store_discard(&run->ctx->store, run->staged);
+	run->staged[0] = '\0';
+	if (r < 0)
+		return r;
+	run->spec = false;
+	if (in->sha256 && run->have_first != 1)
+		return settle_installed(run, id_from_archive(run->ctx, in, run->fd));
+	return 0;
+}
+
+/* Extracted into staging (here, unless a child did it) from the file that was hashed. */
+static int extract_staged(struct install_run *run)
+{
+	struct install *in = run->in;
+	int r;
+
+	if (!run->spec) {
+		r = stage(run, in->id);
+		if (r < 0)
+			return r;
+		r = cvm_extract_run(run->fd, in->archive, &run->xo, run->sfd, &run->x);
+		if (r < 0)
+			return r;
+	}
+	r = check_unchanged(in, run->fd, &run->st);
+	if (r < 0)
+		return r;
+	cvm_verbose("extracted %zu entries, %llu bytes (%s%s%s) in %lld ms", run->x.files.n,
+		    (unsigned long long)run->x.bytes, run->x.format, run->x.decoder[0] ? "; " : "",
+		    run->x.decoder, cvm_now_ms() - run->t0);
+	if (cvm_peak_rss_kib() >= 0 && run->x.child_peak_rss)
+		cvm_verbose("peak memory: %ld MiB in this process, %llu MiB in the extraction process",
+			    cvm_peak_rss_kib() >> 10, (unsigned long long)(run->x.child_peak_rss >> 20));
+	else if (cvm_peak_rss_kib() >= 0)
+		cvm_verbose("peak memory: %ld MiB", cvm_peak_rss_kib() >> 10);
+	return 0;
+}
+
+/* The staged tree is the cuDNN it claims to be, of one release; its GPU architectures into rec. */
+static int check_staged(struct install_run *run)
+{
+	int r;
+
+	r = check_content(run->sfd, run->in, run->staged, &run->tree);
+	if (r == 0 && !run->tree.windows)
+		r = check_release(run->sfd, run->in);
+	if (r == 0 && !run->tree.windows)
+		r = cvm_ccgate_scan(run->sfd, &run->rec.archs);
+	return r < 0 ? r : 0;
+}
+
+/* record.json into staging: what was installed, from which archive, when and by whom. */
+static int write_record(struct install_run *run)
+{
+	struct install *in = run->in;
+	struct cvm_record *rec = &run->rec;
+	int r;
+
+	rec->id = in->id;
+	rec->version = in->version;
+	rec->release = in->release;
+	rec->platform = (char *)in->platform;
+	rec->cuda_major = in->cuda_major;
+	rec->archive = (char *)base_name(in->archive);
+	rec->relative_path = in->build ? in->build->relative_path : NULL;
+	rec->manifest = in->rel ? in->rel->source : NULL;
+	memcpy(rec->archive_sha256, run->got, sizeof(run->got));
+	rec->archive_size = run->hashed;
+	rec->installed_at = (int64_t)time(NULL);
+	rec->installed_by = (char *)cvm_user_name();
+	rec->cudnn_version = cvm_version_encode(&run->tree.header);
+	rec->library = run->tree.library;
+	r = cvm_record_write(run->sfd, rec, &run->x.files);
+	if (r < 0)
+		return cvm_err(r, "cannot write the record of %s: %s", in->id, strerror(-r));
+	cvm_fault("install-staged");
+	if (cvm_interrupted)
+		return -EINTR;
+	return 0;
+}
+
+/* The rename into versions/, then what follows from it, and the report. */
+static int commit(struct install_run *run, int argc, char **argv)
+{
+	struct install *in = run->in;
+	long long t1;
+	int r;
+
+	/* From the commit on it is installed: a Ctrl-C now stops the process as usual. */
+	cvm_interrupts_catch(false);
+	t1 = cvm_now_ms();
+	r = cvm_store_commit(&run->ctx->store, run->staged, in->id, in->force);
+	if (r < 0)
+		return r;
+	run->staged[0] = '\0';
+	cvm_modulefiles_refresh(run->ctx);
+	if (in->force) {
+		r = relink_active(run->ctx, in, argc, argv);
+		if (r < 0)
+			return r;
+	}
+	cvm_verbose("committed in %lld ms (%s, then the rename)", cvm_now_ms() - t1,
+		    cvm_flush_each_file() ? "each file flushed as written" : "one syncfs");
+	return report(run->ctx, in, false);
+}
+
+/* install_one's cleanup, on every path: r, or the exit status of an interrupted run. */
+static int install_end(struct install_run *run, int r)
+{
+	struct cvm_ctx *ctx = run->ctx;
+
+	/* The child first: nothing may be writing into staging while it is removed. */
+	cvm_extract_child_kill(run->child);
+	pipeline_stop(&run->pl);
+	if (run->staged[0] && cvm_store_discard(&ctx->store, run->staged) < 0) {
+		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display,
+			 run->staged);
+		run->staged[0] = '\0';	/* not said to be removed below; the next locked run sweeps it */
+	}
+	if (cvm_interrupted && r < 0) {
+		cvm_progress_stop(&run->pr);
+		cvm_progress_stop(&run->sb.pr);
+		if (run->staged[0])
+			cvm_err(-EINTR, "interrupted: nothing was installed; the staging folder "
+				"%s/.staging/%s is removed", ctx->store.display, run->staged);
+		else
+			cvm_err(-EINTR, "interrupted: nothing was installed");
+		/* As a shell reports a command that a signal stopped. */
+		r = 128 + cvm_interrupted;
+	}
+	cvm_interrupts_catch(false);
+	if (run->sfd >= 0)
+		close(run->sfd);
+	if (run->fd >= 0)
+		close(run->fd);
+	cvm_filelist_release(&run->x.files);
+	cvm_catalogue_release(&run->cat);
+	return r;
+}
+
 static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct install *in)
 {
-	struct cvm_catalogue cat = { 0 };
-	struct cvm_extract x = { 0 };
-	struct cvm_extract_opts xo = { 0 };
-	struct cvm_extract_child *child = NULL;
-	struct spec_bar sb = { .shown = 0 };
-	struct pipeline pl = { { &pl, pipeline_opened, pipeline_hashed, pipeline_restarted },
-			       .sfd = -1, .rfd = -1 };
-	struct cvm_cudnn_tree tree = { .windows = false };
-	struct cvm_progress pr = { 0 };
-	struct cvm_record rec = { 0 };
-	struct stat st;
-	uint8_t digest[CVM_SHA256_LEN];
-	char got[CVM_SHA256_HEX], staged[256] = "", why[128], first[4096], hint[1024];
-	int fd = -1, sfd = -1, r, have_first = 0;
-	uint64_t hashed = 0;
-	long long t0, t1;
-	bool spec;
+	struct install_run run = {
+		.ctx = ctx, .in = in, .fd = -1, .sfd = -1,
+		.pl = { { &run.pl, pipeline_opened, pipeline_hashed, pipeline_restarted },
+			.sfd = -1, .rfd = -1 },
+	};
+	int r;
 
 	in->fo.retries = -1;
 	r = parse(in, argc, argv);
@@ -860,322 +1305,33 @@ static int install_one(struct cvm_ctx *ctx, int argc, char **argv, struct instal
 		return r;
 	/* Ctrl-C stops the download or the extraction at the next step, which cleans up (at out). */
 	cvm_interrupts_catch(true);
-	if (!in->sha256) {
-		r = resolve(ctx, in, &cat);
-		if (r != 0) {
-			r = r < 0 ? r : 0;	/* 1: installed already, and said so */
-			goto out;
-		}
-		if (in->prefer_bundles && !in->offline) {
-			/* The mirror has no bundle: NVIDIA's archive, as without the option. */
-			r = mirror_bundle(ctx, in);
-			if (r != -CVM_E_NOTFOUND)
-				goto out;
-		}
-	}
-	if (!in->archive) {
-		if (!in->build) {
-			r = cvm_usage("install", "--sha256 goes with --archive (the catalogue names the "
-				      "archive otherwise)");
-			goto out;
-		}
-		/*
-		 * The cache, else the mirror. Either way the descriptor is hashed
-		 * exactly once: a cached file is checked here, a download as it arrives.
-		 */
-		if (!in->verify_first && !cvm_plan_dry() && speculate(in, why, sizeof(why))) {
-			pl.ctx = ctx;
-			pl.in = in;
-			pl.xo = &xo;
-			xo.archive_size = in->build->has_size ? in->build->size : 0;
-			xo.max_bytes = xo.archive_size * 16 + (64u << 20);
-			xo.jobs = 1;
-			xo.follow = true;
-			in->fo.hooks = &pl.hooks;
-		}
-		fd = cvm_cache_open(ctx, in->build, in->offline, false, &in->fo, in->cache_path,
-				    sizeof(in->cache_path), &in->verified);
-		if (fd >= 0 && !in->verified) {
-			if (cvm_cache_check(fd, in->build, in->cache_path) == 0) {
-				in->verified = true;
-			} else {
-				close(fd);
-				cvm_cache_discard(ctx, in->build);
-				fd = in->offline ? -CVM_E_INTEGRITY
-						: cvm_cache_open(ctx, in->build, false, true, &in->fo,
-								 in->cache_path, sizeof(in->cache_path),
-								 &in->verified);
-			}
-		}
-		if (fd == -ECANCELED) {
-			/* A dry run: the download is described; so is what would follow it. */
-			r = plan_install(ctx, in, in->cache_path, in->build->has_size ? in->build->size : 0);
-			goto out;
-		}
-		if (fd < 0 || pl.error) {
-			r = fd < 0 ? fd : pl.error;
-			pipeline_stop(&pl);
-			goto out;
-		}
-		in->archive = in->cache_path;
-	}
-
-	/* One descriptor from here on: what is hashed is what is extracted. */
-	if (fd < 0)
-		fd = cvm_open_regular(AT_FDCWD, in->archive, O_RDONLY, 0);
-	if (fd < 0) {
-		r = cvm_err(fd, "cannot open '%s': %s", cvm_safe(in->archive), cvm_strerror(fd));
-		goto out;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in->archive));
-		goto out;
-	}
-	if (in->build && in->build->has_size && (uint64_t)st.st_size != in->build->size) {
-		r = cvm_err(-CVM_E_INTEGRITY, "'%s' has %llu bytes, but %s says %s has %llu%s",
-			    cvm_safe(in->archive), (unsigned long long)st.st_size, in->rel->source,
-			    in->build->file_name, (unsigned long long)in->build->size,
-			    other_archive(in, hint, sizeof(hint)));
-		goto out;
-	}
-	xo.archive_size = (uint64_t)st.st_size;
-	/* A cuDNN archive expands about 1.5-3x; 16x and 64 MiB leave room for any real one. */
-	xo.max_bytes = (uint64_t)st.st_size * 16 + (64u << 20);
-	xo.jobs = in->jobs ? in->jobs : default_jobs();
-	xo.follow = false;
-	spec = !in->verified && !cvm_plan_dry() && speculate(in, why, sizeof(why));
-	t0 = cvm_now_ms();
-	if (pl.child) {
-		/* The download matched its hash: the child may read it to the end. */
-		child = pl.child;
-		sfd = pl.sfd;
-		snprintf(staged, sizeof(staged), "%s", pl.staged);
-		pl.child = NULL;
-		pl.staged[0] = '\0';
-		pl.sfd = -1;
-		cvm_extract_child_avail(child, (uint64_t)st.st_size, true);
-		sb.child = child;
-		cvm_progress_start(&sb.pr, "decoding", (uint64_t)st.st_size);
-		spec_tick(&sb, cvm_extract_child_position(child));
-		spec = true;
-		snprintf(got, sizeof(got), "%s", in->want_sha);
-		hashed = (uint64_t)st.st_size;
-		r = 0;
-	} else if (in->verified) {
-		/* Hashed already, through this very descriptor: no second pass. */
-		snprintf(got, sizeof(got), "%s", in->want_sha);
-		hashed = (uint64_t)st.st_size;
-		r = 0;
-		cvm_verbose("%s was verified as it was read", in->archive);
-	} else if (spec) {
-		/*
-		 * Decoding starts now, in a child that can write nothing but
-		 * the staging folder; its work is kept only if the hash matches.
-		 * Without a catalogue entry the id is known only from the
-		 * archive's content: the folder is named for it later.
-		 */
-		cvm_verbose("extracting while verifying: in a confined process (%s), kept only if "
-			    "the SHA-256 matches", why);
-		r = cvm_store_stage(&ctx->store, in->id[0] ? in->id : "pending", staged, sizeof(staged),
-				    &sfd);
-		if (r < 0) {
-			staged[0] = '\0';
-			goto out;
-		}
-		r = cvm_extract_spawn(fd, in->archive, &xo, sfd, &child);
-		if (r < 0)
-			goto out;
-		sb.child = child;
-		cvm_progress_start(&sb.pr, "installing", (uint64_t)st.st_size);
-		r = cvm_sha256_fd(fd, digest, &hashed, spec_on_hash, &sb);
-	} else {
-		cvm_verbose("verifying first, then extracting (%s)", why);
-		cvm_progress_start(&pr, "verifying", (uint64_t)st.st_size);
-		r = cvm_sha256_fd(fd, digest, &hashed, on_hash, &pr);
-		cvm_progress_end(&pr);
-	}
-	if (r < 0) {
-		r = cvm_err(r, "cannot read '%s': %s", cvm_safe(in->archive), strerror(-r));
-		goto out;
-	}
-	if (!in->verified)
-		cvm_hex_encode(digest, sizeof(digest), got);
-	if (cvm_interrupted) {
-		r = -EINTR;
-		goto out;
-	}
-	/* A mismatch kills the child and discards what it wrote (at out). */
-	r = check_hash(in, got);
-	if (r < 0) {
-		if (child)
-			cvm_verbose("the extraction process %s; what it wrote is discarded",
-				    cvm_extract_child_kill(child) ? "was stopped while running"
-								  : "had ended");
-		child = NULL;
-		goto out;
-	}
-	t1 = cvm_now_ms();
-	cvm_verbose("SHA-256 of %s matches (%llu bytes, %lld ms)", base_name(in->archive),
-		    (unsigned long long)hashed, t1 - t0);
-	cvm_fault("install-verified");
-
-	if (in->sha256) {
-		if (child) {
-			r = have_first = cvm_extract_child_first(child, first, sizeof(first));
-			if (r == 1) {
-				take_top(in, first);
-				r = id_from_top(ctx, in);
-			}
-		} else {
-			r = id_from_archive(ctx, in, fd);
-		}
-		if (r == 1) {
-			r = same_as_installed(ctx, in, got);
-			if (r == 0)
-				r = report(ctx, in, true);
-			goto out;
-		}
-		if (r < 0)
-			goto out;
-	}
+	/* Each step: negative (printed), 0 to go on, or 1: the install is settled, and said so. */
+	r = in->sha256 ? 0 : resolve_build(&run);
+	if (r == 0 && !in->archive)
+		r = take_cached(&run);
+	if (r == 0)
+		r = open_archive(&run);
+	if (r == 0)
+		r = verify_archive(&run);
+	if (r == 0 && in->sha256)
+		r = name_from_content(&run);
 	/* Verified and named: a dry run reads its entries and stops before the first byte is written. */
-	if (cvm_plan_dry()) {
-		r = cvm_extract_check(fd, in->archive, &xo, &tree);
-		if (r == 0)
-			r = check_content(-1, in, NULL, &tree);
-		if (r == 0)
-			r = plan_install(ctx, in, in->archive, hashed);
+	if (r == 0 && cvm_plan_dry()) {
+		r = plan_checked(&run);
 		goto out;
 	}
-	if (child) {
-		r = cvm_extract_child_wait(child, &x, spec_tick, &sb);
-		child = NULL;
-		if (r == 0 && in->sha256 && have_first != 1)
-			r = cvm_err(-CVM_E_LAYOUT, "'%s' is empty", cvm_safe(in->archive));
-		if (r == 1) {
-			/* The child could not do it: start again here, on the verified archive. */
-			cvm_filelist_release(&x.files);
-			memset(&x, 0, sizeof(x));
-			close(sfd);
-			sfd = -1;
-			r = cvm_store_discard(&ctx->store, staged);
-			staged[0] = '\0';
-			if (r < 0)
-				goto out;
-			spec = false;
-			if (in->sha256 && have_first != 1) {
-				r = id_from_archive(ctx, in, fd);
-				if (r == 1) {
-					r = same_as_installed(ctx, in, got);
-					if (r == 0)
-						r = report(ctx, in, true);
-					goto out;
-				}
-				if (r < 0)
-					goto out;
-			}
-		} else if (r < 0) {
-			goto out;
-		} else {
-			cvm_progress_end(&sb.pr);
-		}
-	}
-	if (!spec) {
-		r = cvm_store_stage(&ctx->store, in->id, staged, sizeof(staged), &sfd);
-		if (r < 0) {
-			staged[0] = '\0';
-			goto out;
-		}
-		r = cvm_extract_run(fd, in->archive, &xo, sfd, &x);
-		if (r < 0)
-			goto out;
-	}
-	r = check_unchanged(in, fd, &st);
-	if (r < 0)
-		goto out;
-	cvm_verbose("extracted %zu entries, %llu bytes (%s%s%s) in %lld ms", x.files.n,
-		    (unsigned long long)x.bytes, x.format, x.decoder[0] ? "; " : "", x.decoder,
-		    cvm_now_ms() - t0);
-	if (cvm_peak_rss_kib() >= 0 && x.child_peak_rss)
-		cvm_verbose("peak memory: %ld MiB in this process, %llu MiB in the extraction process",
-			    cvm_peak_rss_kib() >> 10, (unsigned long long)(x.child_peak_rss >> 20));
-	else if (cvm_peak_rss_kib() >= 0)
-		cvm_verbose("peak memory: %ld MiB", cvm_peak_rss_kib() >> 10);
-	r = check_content(sfd, in, staged, &tree);
-	if (r == 0 && !tree.windows)
-		r = check_release(sfd, in);
-	if (r == 0 && !tree.windows)
-		r = cvm_ccgate_scan(sfd, &rec.archs);
-	if (r < 0)
-		goto out;
-
-	rec.id = in->id;
-	rec.version = in->version;
-	rec.release = in->release;
-	rec.platform = (char *)in->platform;
-	rec.cuda_major = in->cuda_major;
-	rec.archive = (char *)base_name(in->archive);
-	rec.relative_path = in->build ? in->build->relative_path : NULL;
-	rec.manifest = in->rel ? in->rel->source : NULL;
-	memcpy(rec.archive_sha256, got, sizeof(got));
-	rec.archive_size = hashed;
-	rec.installed_at = (int64_t)time(NULL);
-	rec.installed_by = (char *)cvm_user_name();
-	rec.cudnn_version = cvm_version_encode(&tree.header);
-	rec.library = tree.library;
-	r = cvm_record_write(sfd, &rec, &x.files);
-	if (r < 0) {
-		r = cvm_err(r, "cannot write the record of %s: %s", in->id, strerror(-r));
-		goto out;
-	}
-	cvm_fault("install-staged");
-	if (cvm_interrupted) {
-		r = -EINTR;
-		goto out;
-	}
-	/* From the commit on it is installed: a Ctrl-C now stops the process as usual. */
-	cvm_interrupts_catch(false);
-	t1 = cvm_now_ms();
-	r = cvm_store_commit(&ctx->store, staged, in->id, in->force);
-	if (r < 0)
-		goto out;
-	staged[0] = '\0';
-	cvm_modulefiles_refresh(ctx);
-	if (in->force) {
-		r = relink_active(ctx, in, argc, argv);
-		if (r < 0)
-			goto out;
-	}
-	cvm_verbose("committed in %lld ms (%s, then the rename)", cvm_now_ms() - t1,
-		    cvm_flush_each_file() ? "each file flushed as written" : "one syncfs");
-	r = report(ctx, in, false);
+	if (r == 0 && run.child)
+		r = take_child(&run);
+	if (r == 0)
+		r = extract_staged(&run);
+	if (r == 0)
+		r = check_staged(&run);
+	if (r == 0)
+		r = write_record(&run);
+	if (r == 0)
+		r = commit(&run, argc, argv);
 out:
-	/* The child first: nothing may be writing into staging while it is removed. */
-	cvm_extract_child_kill(child);
-	pipeline_stop(&pl);
-	if (staged[0] && cvm_store_discard(&ctx->store, staged) < 0) {
-		cvm_warn("cannot remove the staging folder %s/.staging/%s", ctx->store.display, staged);
-		staged[0] = '\0';	/* not said to be removed below; the next locked run sweeps it */
-	}
-	if (cvm_interrupted && r < 0) {
-		cvm_progress_stop(&pr);
-		cvm_progress_stop(&sb.pr);
-		if (staged[0])
-			cvm_err(-EINTR, "interrupted: nothing was installed; the staging folder "
-				"%s/.staging/%s is removed", ctx->store.display, staged);
-		else
-			cvm_err(-EINTR, "interrupted: nothing was installed");
-		/* As a shell reports a command that a signal stopped. */
-		r = 128 + cvm_interrupted;
-	}
-	cvm_interrupts_catch(false);
-	if (sfd >= 0)
-		close(sfd);
-	if (fd >= 0)
-		close(fd);
-	cvm_filelist_release(&x.files);
-	cvm_catalogue_release(&cat);
-	return r;
+	return install_end(&run, r < 0 ? r : 0);
 }
 
 /*
