@@ -757,6 +757,7 @@ static int mirror_bundle(struct cvm_ctx *ctx, struct install *in)
 {
 	static const char *const ext[] = { ".tar.zst", ".tar" };
 	char mirror[2048], url[4096], spec[32];
+	const char *given;
 	int r;
 
 	r = cvm_mirror(ctx, mirror, sizeof(mirror));
@@ -766,18 +767,24 @@ static int mirror_bundle(struct cvm_ctx *ctx, struct install *in)
 		return cvm_usage("install", "--prefer-bundles: NVIDIA's server has no bundles; give "
 				 "the mirror that has a bundles/ folder (--mirror, CUDNNVM_MIRROR or "
 				 "'mirror =' in the config file)");
+	/* The bundle must hold the version resolved; in->spec is the user's again after. */
 	snprintf(spec, sizeof(spec), "%s", in->version);
+	given = in->spec;
 	in->spec = spec;
-	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]); i++) {
+	r = -CVM_E_NOTFOUND;
+	for (size_t i = 0; i < sizeof(ext) / sizeof(ext[0]) && r == -CVM_E_NOTFOUND; i++) {
 		r = cvm_fmt(url, sizeof(url), "%sbundles/%s%s", mirror, in->id, ext[i]);
-		if (r < 0)
-			return cvm_err(r, "the mirror's URL is too long");
+		if (r < 0) {
+			r = cvm_err(r, "the mirror's URL is too long");
+			break;
+		}
 		in->bundle = url;
 		r = install_bundle(ctx, in, in->want_sha);
 		in->bundle = NULL;
-		if (r != -CVM_E_NOTFOUND)
-			return r;
 	}
+	in->spec = given;
+	if (r != -CVM_E_NOTFOUND)
+		return r;
 	cvm_info("the mirror has no bundle of %s (%sbundles/%s.tar.zst): installing NVIDIA's "
 		 "archive", in->id, mirror, in->id);
 	return -CVM_E_NOTFOUND;
