@@ -135,22 +135,6 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 	return r;
 }
 
-/* The first object of a version that fails the rule of cvm_store_check_version. */
-struct first_bad {
-	char rel[4096], why[1024];
-	size_t n;
-};
-
-static void first_bad(void *arg, const char *rel, const char *why)
-{
-	struct first_bad *b = arg;
-
-	if (b->n++)
-		return;
-	snprintf(b->rel, sizeof(b->rel), "%s", rel);
-	snprintf(b->why, sizeof(b->why), "%s", why);
-}
-
 /*
  * The record must be whole, and every object of the version what install
  * made and trusted by the rule the smoke test loads by (the check verify
@@ -159,7 +143,7 @@ static void first_bad(void *arg, const char *rel, const char *why)
  */
 static int check_record(struct cvm_ctx *ctx, const char *id)
 {
-	struct first_bad bad = { .n = 0 };
+	struct cvm_store_first bad = { .n = 0 };
 	struct cvm_record rec;
 	int fd, r;
 
@@ -176,7 +160,7 @@ static int check_record(struct cvm_ctx *ctx, const char *id)
 	cvm_record_release(&rec);
 	if (r < 0)
 		return r;
-	r = cvm_store_check_version(&ctx->store, id, first_bad, &bad);
+	r = cvm_store_check_version(&ctx->store, id, cvm_store_first, &bad);
 	if (r > 0)
 		return cvm_err(-CVM_E_PERM, "refusing to activate %s: %s%s%s: %s%s; nothing changed: "
 			       "'cudnnvm verify %s' lists every difference, 'cudnnvm install %s "

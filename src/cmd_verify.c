@@ -38,10 +38,11 @@ struct check_report {
 	bool report;
 };
 
-static void check_problem(void *arg, const char *rel, const char *why)
+static void check_problem(void *arg, const char *rel, const char *why, bool mount)
 {
 	const struct check_report *c = arg;
 
+	(void)mount;
 	if (c->report)
 		problem(c->arr, c->id, why, rel);
 }

@@ -78,9 +78,6 @@ void cvm_findings_summary(const struct cvm_findings *f)
 struct store_check {
 	struct cvm_findings *f;
 	struct cvm_store *s;
-	const char *id;
-	char first[4200], why[1024];
-	size_t n;
 };
 
 static void active_broken(void *arg, const char *cuda, const char *id, const char *why)
@@ -88,7 +85,8 @@ static void active_broken(void *arg, const char *cuda, const char *id, const cha
 	struct store_check *c = arg;
 	char fix[512];
 
-	if (strstr(why, "not installed"))
+	/* id names the version exactly when the link leads to one that is not installed (store.h). */
+	if (id[0])
 		snprintf(fix, sizeof(fix), "install %s again ('cudnnvm install <its version> --cuda "
 			 "%s'), or activate an installed version ('cudnnvm use VERSION --cuda %s')",
 			 cvm_safe(id), cuda, cuda);
@@ -101,21 +99,10 @@ static void active_broken(void *arg, const char *cuda, const char *id, const cha
 			     id[0] ? " (" : "", id[0] ? cvm_safe(id) : "", id[0] ? ")" : "");
 }
 
-static void version_object(void *arg, const char *rel, const char *why)
-{
-	struct store_check *c = arg;
-
-	if (c->n++)
-		return;
-	snprintf(c->first, sizeof(c->first), "%s/versions/%s%s%s", c->s->display, c->id,
-		 strcmp(rel, ".") ? "/" : "", strcmp(rel, ".") ? rel : "");
-	snprintf(c->why, sizeof(c->why), "%s", why);
-}
-
 void cvm_findings_store(struct cvm_findings *f, struct cvm_store *s)
 {
 	struct store_check c = { .f = f, .s = s };
-	char **ids = NULL, fix[512];
+	char **ids = NULL, fix[512], path[4200];
 	size_t n = 0;
 
 	if (cvm_active_each_broken(s, active_broken, &c) < 0)
@@ -126,18 +113,20 @@ void cvm_findings_store(struct cvm_findings *f, struct cvm_store *s)
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
-		c.id = ids[i];
-		c.n = 0;
-		if (cvm_store_check_version(s, ids[i], version_object, &c) <= 0)
+		struct cvm_store_first first = { .n = 0 };
+
+		if (cvm_store_check_version(s, ids[i], cvm_store_first, &first) <= 0)
 			continue;
+		snprintf(path, sizeof(path), "%s/versions/%s%s%s", s->display, ids[i],
+			 strcmp(first.rel, ".") ? "/" : "", strcmp(first.rel, ".") ? first.rel : "");
 		snprintf(fix, sizeof(fix), "%s, or reinstall it ('cudnnvm install %s --force'); "
 			 "'cudnnvm verify %s' lists every difference",
-			 strstr(c.why, "mount point") ? "unmount it" : "make it root's and not writable "
+			 first.mount ? "unmount it" : "make it root's and not writable "
 			 "by others again (chown, chmod go-w, chmod -s)", cvm_safe(ids[i]),
 			 cvm_safe(ids[i]));
 		cvm_findings_problem(f, fix, "%s: %s%s: the smoke test of 'cudnnvm use' does not load "
-				     "what another user could have changed", cvm_safe(c.first), c.why,
-				     c.n > 1 ? " (and more in the same version)" : "");
+				     "what another user could have changed", cvm_safe(path), first.why,
+				     first.n > 1 ? " (and more in the same version)" : "");
 	}
 	cvm_strv_free(ids, n);
 }

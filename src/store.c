@@ -1039,6 +1039,17 @@ int cvm_active_each_broken(struct cvm_store *s, cvm_active_broken_fn fn, void *a
 	return r < 0 ? r : bad;
 }
 
+void cvm_store_first(void *arg, const char *rel, const char *why, bool mount)
+{
+	struct cvm_store_first *f = arg;
+
+	if (f->n++)
+		return;
+	snprintf(f->rel, sizeof(f->rel), "%s", rel);
+	snprintf(f->why, sizeof(f->why), "%s", why);
+	f->mount = mount;
+}
+
 /* cvm_store_check_version's walk: each object against the rule of trust.h. */
 struct version_walk {
 	cvm_store_problem_fn fn;
@@ -1057,10 +1068,11 @@ static int check_object(void *arg, int dirfd, const char *name, const char *rel,
 	if (ev == CVM_WALK_DIR_DONE)
 		return 0;
 	if (ev == CVM_WALK_MOUNT) {
-		w->fn(w->arg, rel, "a mount point: another file system is mounted there (not entered)");
+		w->fn(w->arg, rel, "a mount point: another file system is mounted there (not entered)",
+		      true);
 		w->bad++;
 	} else if (cvm_trust_installed_why(st, why, sizeof(why))) {
-		w->fn(w->arg, rel, why);
+		w->fn(w->arg, rel, why, false);
 		w->bad++;
 	}
 	return 0;
@@ -1080,7 +1092,7 @@ int cvm_store_check_version(struct cvm_store *s, const char *id, cvm_store_probl
 		r = cvm_trust_check(path, &t);
 	if (r == -CVM_E_PERM) {
 		snprintf(why, sizeof(why), "'%.600s' on its path: %s", cvm_safe(t.path), t.why);
-		fn(arg, ".", why);
+		fn(arg, ".", why, false);
 		w.bad++;
 	} else if (r < 0) {
 		return r;
@@ -1094,7 +1106,7 @@ int cvm_store_check_version(struct cvm_store *s, const char *id, cvm_store_probl
 		return r;
 	}
 	if (cvm_trust_installed_why(&st, why, sizeof(why))) {
-		fn(arg, ".", why);
+		fn(arg, ".", why, false);
 		w.bad++;
 	}
 	r = cvm_walk_at(fd, check_object, &w);

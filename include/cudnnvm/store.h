@@ -125,8 +125,20 @@ typedef void (*cvm_active_broken_fn)(void *arg, const char *cuda, const char *id
  */
 int cvm_active_each_broken(struct cvm_store *s, cvm_active_broken_fn fn, void *arg);
 
-/* A difference cvm_store_check_version found: rel is "." for the version folder itself. */
-typedef void (*cvm_store_problem_fn)(void *arg, const char *rel, const char *why);
+/*
+ * A difference cvm_store_check_version found: rel is "." for the version
+ * folder itself; mount: it is a mount point (else an object that breaks the
+ * rule of trust.h).
+ */
+typedef void (*cvm_store_problem_fn)(void *arg, const char *rel, const char *why, bool mount);
+
+/* The first difference and how many, for who reports one (use, doctor): arg of cvm_store_first. */
+struct cvm_store_first {
+	char rel[4096], why[1024];
+	size_t n;
+	bool mount;
+};
+void cvm_store_first(void *arg, const char *rel, const char *why, bool mount);
 
 /*
  * Checks versions/<id>, every folder, file and link in it (its record's
