@@ -370,6 +370,14 @@ assert_error_line() { # NAME
 	fi
 }
 
+assert_stderr_line() { # LINE NAME: stderr has exactly this line (a fixed string)
+	if grep -qxF -e "$1" "$CVM_ERRF"; then ok "$2"; else
+		not_ok "$2" "stderr lacks the line: $1"
+		_cvm_ctx
+	fi
+}
+assert_err_line() { assert_stderr_line "cudnnvm: error: $1" "$2"; } # TEXT NAME
+
 # Untrusted names are printed through a sanitiser: no control characters
 # (other than the newline ending each line) reach the terminal, and every line
 # on stderr is a whole message.

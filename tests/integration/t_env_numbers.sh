@@ -16,13 +16,6 @@ inst 9.1.0.70 12.4
 use_ok 9.1.1 --cuda 12.4 --no-smoke
 A=$(archive 8.9.7.29 11)
 
-assert_err_line() {
-	if grep -qxF "cudnnvm: error: $1" "$CVM_ERRF"; then ok "$2"; else
-		not_ok "$2" "want the line: cudnnvm: error: $1"
-		_cvm_ctx
-	fi
-}
-
 # bad VAR MAX UNIT ARGS...: every bad value of VAR makes cvm ARGS exit 2 and change nothing.
 bad() {
 	local var=$1 max=$2 unit=$3 v
@@ -53,7 +46,7 @@ bad CUDNNVM_JOBS 256 "decoder threads"
 # ------------------------------------------------------ good values
 CUDNNVM_SMOKE_TIMEOUT=86400 cvm use 9.1.0 --cuda 12.4 --no-smoke
 assert_rc 0 "CUDNNVM_SMOKE_TIMEOUT=86400: accepted"
-CUDNNVM_SMOKE_TIMEOUT= cvm use 9.1.1 --cuda 12.4 --no-smoke
+CUDNNVM_SMOKE_TIMEOUT='' cvm use 9.1.1 --cuda 12.4 --no-smoke
 assert_rc 0 "CUDNNVM_SMOKE_TIMEOUT set and empty: the default"
 CUDNNVM_JOBS=1 cvm --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A"
 assert_rc 0 "CUDNNVM_JOBS=1: accepted"

@@ -21,14 +21,6 @@ inst 9.1.0.70 12.4
 use_ok 9.1.1 --cuda 12.4 --no-smoke
 V910=$STORE/versions/$ID910
 
-# assert_err_line TEXT NAME: stderr has the line "cudnnvm: error: TEXT", exactly.
-assert_err_line() {
-	if grep -qxF "cudnnvm: error: $1" "$CVM_ERRF"; then ok "$2"; else
-		not_ok "$2" "want the line: cudnnvm: error: $1"
-		_cvm_ctx
-	fi
-}
-
 # refused WHAT PATH RC MESSAGE ARGS...: with a FIFO at PATH, cvm ARGS exits RC
 # with MESSAGE, the lock is free, the FIFO is still one and ROOT is unchanged.
 refused() {

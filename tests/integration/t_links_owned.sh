@@ -22,14 +22,6 @@ B12=../../../../../../opt/cudnnvm/active/cuda-12.4
 B11=../../../../opt/cudnnvm/active/cuda-11.8
 LF11=/opt/cudnnvm/toolkits/cuda-11.8.links
 
-# assert_err_line LINE NAME: stderr has exactly this line.
-assert_err_line() {
-	if grep -qxF -e "$1" "$CVM_ERRF"; then ok "$2"; else
-		not_ok "$2" "stderr lacks the line: $1"
-		_cvm_ctx
-	fi
-}
-
 # assert_no_in_order NAME: nothing says the links are in order.
 assert_no_in_order() {
 	if grep -qi 'in order' "$CVM_OUTF" "$CVM_ERRF"; then
@@ -57,8 +49,8 @@ GW="$W'$GI' is a link to 'libcudnn_graph.so.9-patched', not the link cudnnvm wro
 cvm use 9.1.1 --cuda 12.4 --no-smoke
 assert_rc 0 "use of the active version with the admin's link: exit 0"
 assert_symlink "$G" libcudnn_graph.so.9-patched "use of the active version: the admin's link is kept"
-assert_err_line "$GW" "use of the active version: a warning names the link, its body and ours"
-assert_err_line "${W}CUDA 12.4: 1 path in the toolkit left as found (named above: not the link cudnnvm wrote); the rest of the switch was made" \
+assert_stderr_line "$GW" "use of the active version: a warning names the link, its body and ours"
+assert_stderr_line "${W}CUDA 12.4: 1 path in the toolkit left as found (named above: not the link cudnnvm wrote); the rest of the switch was made" \
 	"use of the active version: the switch says what it did not touch"
 assert_out_contains "$ID911 was already active for CUDA 12.4 (/usr/local/cuda-12.4); its links were checked: 1 path left as found, not cudnnvm's (named above)" \
 	"use of the active version: says a path was left, not that all is in order"
@@ -73,8 +65,8 @@ assert_no_in_order "doctor with the admin's link: nothing says in order"
 cvm use 9.1.0 --cuda 12.4 --no-smoke
 assert_rc 0 "use 9.1.0 with the admin's link in the way: exit 0 (the rest switches)"
 assert_symlink "$G" libcudnn_graph.so.9-patched "use 9.1.0: the admin's link is not overwritten"
-assert_err_line "$GW" "use 9.1.0: the warning names it again"
-assert_err_line "${W}CUDA 12.4: 1 path in the toolkit left as found (named above: not the link cudnnvm wrote); the rest of the switch was made" \
+assert_stderr_line "$GW" "use 9.1.0: the warning names it again"
+assert_stderr_line "${W}CUDA 12.4: 1 path in the toolkit left as found (named above: not the link cudnnvm wrote); the rest of the switch was made" \
 	"use 9.1.0: the switch says what it did not touch"
 assert_symlink "$STORE/active/cuda-12.4" "../versions/$ID910" "use 9.1.0: the active link switched"
 check "use 9.1.0: libcudnn.so.9 resolves into 9.1.0" \
@@ -84,7 +76,7 @@ check "use 9.1.0: the journal says use 9.1.1 -> 9.1.0" test "$(journal 12.4 | ta
 cvm rollback --cuda 12.4 --no-smoke
 assert_rc 0 "rollback with the admin's link: exit 0"
 assert_symlink "$G" libcudnn_graph.so.9-patched "rollback: the admin's link is kept"
-assert_err_line "$GW" "rollback: the warning names it"
+assert_stderr_line "$GW" "rollback: the warning names it"
 assert_symlink "$STORE/active/cuda-12.4" "../versions/$ID911" "rollback: 9.1.1 is active again"
 
 # with the smoke test: the admin's library is what loads, and it passes
@@ -113,13 +105,13 @@ GW="$W'$GI' is a link to 'libcudnn_graph.so.9-patched', not the link cudnnvm wro
 cvm use 8.9.7 --cuda 11.8 --no-smoke
 assert_rc 0 "use 8.9.7 (which has no libcudnn_graph.so.9) with the admin's link there: exit 0"
 check "use 8.9.7: the admin's link is not removed" test "$(readlink "$G")" = libcudnn_graph.so.9-patched
-assert_err_line "$GW" "use 8.9.7: the warning names it"
+assert_stderr_line "$GW" "use 8.9.7: the warning names it"
 check "use 8.9.7: the record still lists it (so that every switch names it)" \
 	grep -qxF "$(printf '%s\t%s' "$GI" "$B11/lib/libcudnn_graph.so.9")" "$STORE/toolkits/cuda-11.8.links"
 assert_absent "$LIB11/libcudnn_ops.so.9" "use 8.9.7: cudnnvm's own 9.x links are removed"
 cvm use 9.1.1 --cuda 11.8 --no-smoke
 assert_rc 0 "use 9.1.1 again: exit 0, not refused as a hand copy"
-assert_err_line "$GW" "use 9.1.1 again: the warning names it"
+assert_stderr_line "$GW" "use 9.1.1 again: the warning names it"
 check "use 9.1.1 again: the admin's link is kept" test "$(readlink "$G")" = libcudnn_graph.so.9-patched
 
 # uninstall --force of the active version with nothing before it: deactivation
@@ -131,8 +123,8 @@ ln -sfn libcudnn_graph.so.9-patched "$G"
 cvm uninstall 9.1.1 --cuda 11.8 --force
 assert_rc 0 "uninstall --force of the active version with the admin's link: exit 0"
 check "uninstall --force: the admin's link is kept" test "$(readlink "$G")" = libcudnn_graph.so.9-patched
-assert_err_line "$GW" "uninstall --force: the warning names it"
-assert_err_line "${W}CUDA 11.8: 1 path in the toolkit left as found (named above: not the link cudnnvm wrote); the rest was removed" \
+assert_stderr_line "$GW" "uninstall --force: the warning names it"
+assert_stderr_line "${W}CUDA 11.8: 1 path in the toolkit left as found (named above: not the link cudnnvm wrote); the rest was removed" \
 	"uninstall --force: says what it did not remove"
 check "uninstall --force: only the admin's link is left of the cuDNN names" \
 	test "$(toolkit_names "$TK11")" = lib/libcudnn_graph.so.9
@@ -160,7 +152,7 @@ for kind in file folder fifo; do
 	cvm use 8.9.6 --cuda 11.8 --no-smoke
 	assert_rc 0 "$kind where cudnnvm's link was: use 8.9.6 exits 0"
 	for n in libcudnn.so.8 libcudnn.so.8.9.7; do
-		assert_err_line "$W'/usr/local/cuda-11.8/lib64/$n' is $what, not the link cudnnvm wrote there (to '$B11/lib/$n'): $LEAVES$hint" \
+		assert_stderr_line "$W'/usr/local/cuda-11.8/lib64/$n' is $what, not the link cudnnvm wrote there (to '$B11/lib/$n'): $LEAVES$hint" \
 			"$kind at $n: named in a warning"
 	done
 	case $kind in
@@ -169,7 +161,7 @@ for kind in file folder fifo; do
 	folder) check "$kind: both are still folders" test -d "$LIB11/libcudnn.so.8" -a -d "$LIB11/libcudnn.so.8.9.7" ;;
 	fifo) check "$kind: both are still FIFOs" test -p "$LIB11/libcudnn.so.8" -a -p "$LIB11/libcudnn.so.8.9.7" ;;
 	esac
-	assert_err_line "${W}CUDA 11.8: 2 paths in the toolkit left as found (named above: not the links cudnnvm wrote); the rest of the switch was made" \
+	assert_stderr_line "${W}CUDA 11.8: 2 paths in the toolkit left as found (named above: not the links cudnnvm wrote); the rest of the switch was made" \
 		"$kind: the switch counts what it did not touch"
 	assert_symlink "$TK11/include/cudnn.h" "$B11/include/cudnn.h" "$kind: the rest of the links are cudnnvm's"
 done
@@ -208,7 +200,7 @@ assert_same_snapshot "$TEST_TMP/etc.before" "$TEST_TMP/etc.after" "refused lines
 k=$nl
 refused() { # LINE-AS-SHOWN WHY
 	k=$((k + 1))
-	assert_err_line "$W'$LF11', line $k ('$1'): $2: ignored, nothing is done at the path it names" \
+	assert_stderr_line "$W'$LF11', line $k ('$1'): $2: ignored, nothing is done at the path it names" \
 		"refused line $k ($2)"
 }
 refused /etc/localtime "not in the toolkit's include or library folder"
@@ -278,7 +270,7 @@ for bad in symlink fifo others owner; do
 	snapshot "$ROOT" opt/cudnnvm/history >"$TEST_TMP/root.before"
 	CVM_TIMEOUT=60 cvm use 8.9.6 --cuda 11.8 --no-smoke
 	assert_rc 1 "record ($bad): use is refused with exit 1"
-	assert_err_line "cudnnvm: error: refusing to read '$LF11': $why; nothing changed (once it is removed, cudnnvm records its links afresh)" \
+	assert_stderr_line "cudnnvm: error: refusing to read '$LF11': $why; nothing changed (once it is removed, cudnnvm records its links afresh)" \
 		"record ($bad): one error naming the file and why"
 	snapshot "$ROOT" opt/cudnnvm/history >"$TEST_TMP/root.after"
 	assert_same_snapshot "$TEST_TMP/root.before" "$TEST_TMP/root.after" "record ($bad): nothing changed"
