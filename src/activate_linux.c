@@ -589,7 +589,7 @@ static bool same_as_version(const struct cvm_switch *sw, const char *path, const
 		mine[k1] = theirs[k2] = '\0';
 		return !strcmp(mine, theirs);
 	}
-	return cvm_sha256_at(sw->store->fd, rel, a) == 0 && cvm_sha256_at(AT_FDCWD, host, b) == 0 &&
+	return cvm_sha256_at(sw->store->fd, rel, a, NULL) == 0 && cvm_sha256_at(AT_FDCWD, host, b, NULL) == 0 &&
 	       !strcmp(a, b);
 }
 

@@ -127,8 +127,8 @@ static int adopt_move(const struct cvm_switch *sw)
 			if (r < 0)
 				break;
 			/* A dry adopt: the version would be copied from this very file. */
-			if (!sw->files && (cvm_sha256_at(sw->store->fd, rel, a) < 0 ||
-					   cvm_sha256_at(AT_FDCWD, src, b) < 0 || strcmp(a, b))) {
+			if (!sw->files && (cvm_sha256_at(sw->store->fd, rel, a, NULL) < 0 ||
+					   cvm_sha256_at(AT_FDCWD, src, b, NULL) < 0 || strcmp(a, b))) {
 				r = cvm_err(-CVM_E_CONFLICT, "'%s' is not the file %s has (changed since "
 					    "the copy?): nothing more moved; run 'cudnnvm adopt --cuda %s' "
 					    "again", cvm_safe(src), sw->to, sw->cuda);

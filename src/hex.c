@@ -10,16 +10,16 @@
 #include "cudnnvm/error.h"
 #include "cudnnvm/fsutil.h"
 
-int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX])
+int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX], uint64_t *size)
 {
 	uint8_t d[CVM_SHA256_LEN];
 	int fd, r;
 
-	/* Its callers compare a hand-copied file: never through a link, never waiting on a FIFO. */
+	/* A file of a version or a hand copy: never through a link, never waiting on a FIFO. */
 	fd = cvm_open_regular(dirfd, path, O_RDONLY | O_NOFOLLOW, 0);
 	if (fd < 0)
 		return fd;
-	r = cvm_sha256_fd(fd, d, NULL, NULL, NULL);
+	r = cvm_sha256_fd(fd, d, size, NULL, NULL);
 	close(fd);
 	if (r == 0)
 		cvm_hex_encode(d, sizeof(d), hex);

@@ -284,21 +284,6 @@ void cvm_record_release(struct cvm_record *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int hash_at(int dirfd, const char *name, char hex[CVM_SHA256_HEX], uint64_t *size)
-{
-	uint8_t d[CVM_SHA256_LEN];
-	int fd, r;
-
-	fd = cvm_open_regular(dirfd, name, O_RDONLY | O_NOFOLLOW, 0);
-	if (fd < 0)
-		return fd;
-	r = cvm_sha256_fd(fd, d, size, NULL, NULL);
-	close(fd);
-	if (r == 0)
-		cvm_hex_encode(d, sizeof(d), hex);
-	return r;
-}
-
 struct scan {
 	struct cvm_filelist *out;
 	bool hash;		/* regular files hashed (else sha256 "" and size 0) */
@@ -335,7 +320,7 @@ static int scan_one(void *arg, int dirfd, const char *name, const char *rel, con
 	if (S_ISREG(st->st_mode) && !sc->hash)
 		return cvm_filelist_add(out, rel, NULL, "", 0, st->st_mode & 07777);
 	if (S_ISREG(st->st_mode)) {
-		r = hash_at(dirfd, name, hex, &size);
+		r = cvm_sha256_at(dirfd, name, hex, &size);
 		return r < 0 ? r : cvm_filelist_add(out, rel, NULL, hex, size, st->st_mode & 07777);
 	}
 	return cvm_filelist_add(out, rel, "", NULL, 0, st->st_mode & 07777);

@@ -37,11 +37,12 @@ int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
 		  void (*on_progress)(void *arg, uint64_t n), void *arg);
 
 /*
- * The SHA-256 of the regular file path below dirfd, as lowercase hex: 0 or
- * -errno; -ELOOP when path itself is a link (never followed), -EINVAL when
- * it is not a regular file (a FIFO is not waited on).
+ * The SHA-256 of the regular file path below dirfd, as lowercase hex, and
+ * its size in *size (when size is not NULL): 0 or -errno; -CVM_E_NOTREG
+ * when path is a link (never followed) or not a regular file (a FIFO is not
+ * waited on: cvm_open_regular).
  */
-int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX]);
+int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX], uint64_t *size);
 
 /* Lowercase hex of a digest into hex[65]. */
 void cvm_hex_encode(const uint8_t *bin, size_t len, char *hex);
