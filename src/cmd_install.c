@@ -1038,6 +1038,9 @@ static int hash_archive(struct install_run *run, uint8_t *digest)
 			return r;
 		r = cvm_sha256_fd(run->fd, digest, &run->hashed, spec_on_hash, &run->sb);
 	} else {
+		/* speculate() is not asked in a dry run: say why here (the buffer was left unset before). */
+		if (!run->why[0])
+			snprintf(run->why, sizeof(run->why), "a dry run decodes nothing");
 		cvm_verbose("verifying first, then extracting (%s)", run->why);
 		cvm_progress_start(&run->pr, "verifying", (uint64_t)run->st.st_size);
 		r = cvm_sha256_fd(run->fd, digest, &run->hashed, on_hash, &run->pr);
