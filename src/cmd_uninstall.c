@@ -9,6 +9,7 @@
 
 #include "cudnnvm/activate.h"
 #include "cudnnvm/cli.h"
+#include "cudnnvm/modulefiles.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/journal.h"
 #include "cudnnvm/json.h"

@@ -330,7 +330,7 @@ int cvm_usage(const char *cmd, const char *fmt, ...)
 	/* A global option ("--root") points at the global help, a command at its own. */
 	if (cmd[0] == '-' || !find_command(cmd))
 		return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm --help')", cmd, msg);
-	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm %s --help')", cmd, msg, cmd);
+	return cvm_err_usage(cmd, "%s", msg);
 }
 
 /* After getopt_long returned '?' (opterr is 0: we word the message). */

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cudnnvm/compat.h"
+#include "cudnnvm/error.h"
 #include "cudnnvm/out.h"
 
 struct cvm_out cvm_out;
@@ -50,6 +51,17 @@ int cvm_err(int code, const char *fmt, ...)
 	vprint(stderr, "cudnnvm: error: ", fmt, ap);
 	va_end(ap);
 	return code;
+}
+
+int cvm_err_usage(const char *cmd, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm %s --help')", cmd, msg, cmd);
 }
 
 const char *cvm_err_first(void)

@@ -42,12 +42,6 @@ int cvm_cmd_ps(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_prefix(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_modulefiles(struct cvm_ctx *ctx, int argc, char **argv);
 
-/*
- * After install and uninstall: rewrites the modulefiles when ROOT/etc/cudnnvm.conf
- * names a folder ("modules = DIR", "modules_format = lua|tcl"). A failure is a
- * warning: the store's change stands (cmd_modulefiles.c).
- */
-void cvm_modulefiles_refresh(struct cvm_ctx *ctx);
 int cvm_cmd_local(struct cvm_ctx *ctx, int argc, char **argv);
 
 /* With --user, system activation is refused: -CVM_E_PERM (printed) or 0. */

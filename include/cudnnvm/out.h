@@ -22,6 +22,12 @@ extern struct cvm_out cvm_out;
  * "return cvm_err(-ENOENT, ...)". The first message is kept for --json.
  */
 int cvm_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * A usage error of command cmd: "cmd: message (see 'cudnnvm cmd --help')",
+ * -CVM_E_USAGE (exit 2). For what the engine can only tell once it has
+ * looked (main.c's cvm_usage says the same for the command line).
+ */
+int cvm_err_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cvm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Normal output: stdout, or stderr under --json; nothing under -q. */
 void cvm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
