@@ -452,8 +452,8 @@ static int read_record(const struct cvm_switch *sw, struct links *out, struct li
  */
 static int write_record(const struct cvm_switch *sw, const struct links *a, const struct links *b)
 {
-	char name[128], leaf[64], shown[PATH_MAX], *text = NULL;
-	size_t len = 0, cap = 0;
+	char name[128], leaf[64], shown[PATH_MAX];
+	struct cvm_strbuf text = { 0 };
 	int r;
 
 	r = record_name(sw, leaf, sizeof(leaf));
@@ -469,7 +469,6 @@ static int write_record(const struct cvm_switch *sw, const struct links *a, cons
 		const struct links *l = k ? b : a;
 		for (size_t i = 0; l && i < l->n && r == 0; i++) {
 			const char *p = l->path[i], *t = l->target[i];
-			size_t need = strlen(p) + strlen(t) + 3;
 			bool seen = false;
 			for (size_t j = 0; j < i && !seen; j++)
 				seen = !strcmp(l->path[j], p) && !strcmp(l->target[j], t);
@@ -482,20 +481,17 @@ static int write_record(const struct cvm_switch *sw, const struct links *a, cons
 					    cvm_safe(p), cvm_safe(t), cvm_safe(shown));
 				goto out;
 			}
-			r = CVM_GROW(text, len + need, cap);
-			if (r < 0)
-				break;
-			len += (size_t)sprintf(text + len, "%s\t%s\n", p, t);
+			r = cvm_strbuf_addf(&text, "%s\t%s\n", p, t);
 		}
 	}
-	if (r == 0 && !len)
+	if (r == 0 && !text.len)
 		r = cvm_do_unlink_at(sw->store->fd, name, shown);
 	else if (r == 0)
-		r = cvm_do_write_file_at(sw->store->fd, name, text, len, 0644, shown);
+		r = cvm_do_write_file_at(sw->store->fd, name, text.buf, text.len, 0644, shown);
 	if (r < 0)
 		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, cvm_strerror(r));
 out:
-	free(text);
+	cvm_strbuf_release(&text);
 	return r;
 }
 

@@ -167,37 +167,8 @@ static void find_cuda(struct gen *g)
 	qsort(g->cuda, g->ncuda, sizeof(g->cuda[0]), by_version_desc);
 }
 
-/* Appends to a growing text; -ENOMEM. */
-struct text {
-	char *s;
-	size_t len, cap;
-};
-
-static int add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int add(struct text *t, const char *fmt, ...)
-{
-	va_list ap;
-	int n, r;
-
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(t->s ? t->s + t->len : NULL, t->s ? t->cap - t->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			return -EINVAL;
-		if (t->s && t->len + (size_t)n < t->cap) {
-			t->len += (size_t)n;
-			return 0;
-		}
-		r = CVM_GROW(t->s, t->len + (size_t)n + 1, t->cap);
-		if (r < 0)
-			return r;
-	}
-}
-
 /* The modulefile of one id. */
-static int render(const struct gen *g, const char *id, struct text *t)
+static int render(const struct gen *g, const char *id, struct cvm_strbuf *t)
 {
 	char ver[64], plat[64], path[PATH_MAX], q[2 * PATH_MAX + 8], mods[64][32];
 	const char *c = g->tcl ? "#" : "--";
@@ -216,26 +187,26 @@ static int render(const struct gen *g, const char *id, struct text *t)
 		if ((int)strtol(g->cuda[i], NULL, 10) == major)
 			memcpy(mods[nm++], g->cuda[i], sizeof(mods[0]));
 	if (g->tcl)
-		r = add(t, "#%%Module1.0\n");
+		r = cvm_strbuf_addf(t, "#%%Module1.0\n");
 	if (r == 0)
-		r = add(t, "%s " MARK MARK_TAIL "\n%s (id %s)\n", c, c, id);
+		r = cvm_strbuf_addf(t, "%s " MARK MARK_TAIL "\n%s (id %s)\n", c, c, id);
 	if (r)
 		return r;
 	if (g->tcl) {
-		r = add(t, "proc ModulesHelp { } {\n"
+		r = cvm_strbuf_addf(t, "proc ModulesHelp { } {\n"
 			"\tputs stderr \"cuDNN %s for CUDA %d (%s), installed by cudnnvm in\"\n"
 			"\tputs stderr %s\n}\n"
 			"module-whatis \"cuDNN %s for CUDA %d\"\n"
 			"conflict cudnn\n", ver, major, plat, q, ver, major);
 		if (!r && nm) {
-			r = add(t, "prereq");
+			r = cvm_strbuf_addf(t, "prereq");
 			for (size_t i = 0; i < nm && !r; i++)
-				r = add(t, " cuda/%s", mods[i]);
+				r = cvm_strbuf_addf(t, " cuda/%s", mods[i]);
 			if (r == 0)
-				r = add(t, "\n");
+				r = cvm_strbuf_addf(t, "\n");
 		}
 		if (r == 0)
-			r = add(t, "set root %s\n"
+			r = cvm_strbuf_addf(t, "set root %s\n"
 				"setenv CUDNN_PATH $root\nsetenv CUDNN_HOME $root\n"
 				"setenv CUDNN_ROOT $root\n"
 				"prepend-path LD_LIBRARY_PATH $root/lib\n"
@@ -243,7 +214,7 @@ static int render(const struct gen *g, const char *id, struct text *t)
 				"prepend-path CPATH $root/include\n", q);
 		return r;
 	}
-	r = add(t, "whatis(\"Name: cuDNN\")\nwhatis(\"Version: %s\")\nwhatis(\"CUDA: %d\")\n"
+	r = cvm_strbuf_addf(t, "whatis(\"Name: cuDNN\")\nwhatis(\"Version: %s\")\nwhatis(\"CUDA: %d\")\n"
 		"whatis(\"Description: cuDNN %s for CUDA %d (%s)\")\n"
 		"help([[cuDNN %s for CUDA %d (%s), installed by cudnnvm.\n"
 		"Sets CUDNN_PATH, CUDNN_HOME and CUDNN_ROOT, and puts its lib/ and include/ in front of\n"
@@ -251,14 +222,14 @@ static int render(const struct gen *g, const char *id, struct text *t)
 		"family(\"cudnn\")\n", ver, major, ver, major, plat, ver, major, plat);
 	if (!r && nm) {
 		/* The newest CUDA module of the major, unless one of that major is loaded already. */
-		r = add(t, "if mode() ~= \"load\" or not (");
+		r = cvm_strbuf_addf(t, "if mode() ~= \"load\" or not (");
 		for (size_t i = 0; i < nm && !r; i++)
-			r = add(t, "%sisloaded(\"cuda/%s\")", i ? " or " : "", mods[i]);
+			r = cvm_strbuf_addf(t, "%sisloaded(\"cuda/%s\")", i ? " or " : "", mods[i]);
 		if (r == 0)
-			r = add(t, ") then\n\tdepends_on(\"cuda/%s\")\nend\n", mods[0]);
+			r = cvm_strbuf_addf(t, ") then\n\tdepends_on(\"cuda/%s\")\nend\n", mods[0]);
 	}
 	if (r == 0)
-		r = add(t, "local root = %s\n"
+		r = cvm_strbuf_addf(t, "local root = %s\n"
 			"setenv(\"CUDNN_PATH\", root)\nsetenv(\"CUDNN_HOME\", root)\n"
 			"setenv(\"CUDNN_ROOT\", root)\n"
 			"prepend_path(\"LD_LIBRARY_PATH\", pathJoin(root, \"lib\"))\n"
@@ -267,9 +238,9 @@ static int render(const struct gen *g, const char *id, struct text *t)
 	return r;
 }
 
-static int write_one(struct gen *g, const char *name, const struct text *t)
+static int write_one(struct gen *g, const char *name, const struct cvm_strbuf *t)
 {
-	int r = cvm_write_file_at(g->cfd, name, t->s, t->len, 0644);
+	int r = cvm_write_file_at(g->cfd, name, t->buf, t->len, 0644);
 
 	if (r < 0)
 		return cvm_err(r, "cannot write '%s/cudnn/%s': %s", cvm_safe(g->dir), cvm_safe(name),
@@ -386,13 +357,13 @@ static int keep_default(struct gen *g, char *chosen, size_t len)
 
 static int write_default(struct gen *g, const char *name)
 {
-	struct text t = { 0 };
+	struct cvm_strbuf t = { 0 };
 	int r;
 
-	r = add(&t, "#%%Module1.0\n# " MARK MARK_TAIL "\nset ModulesVersion \"%s\"\n", name);
+	r = cvm_strbuf_addf(&t, "#%%Module1.0\n# " MARK MARK_TAIL "\nset ModulesVersion \"%s\"\n", name);
 	if (r == 0)
 		r = write_one(g, DEFAULT_FILE, &t);
-	free(t.s);
+	cvm_strbuf_release(&t);
 	return r;
 }
 
@@ -463,7 +434,7 @@ int cvm_modulefiles_generate(struct cvm_ctx *ctx, const char *dir, bool tcl, con
 			     bool quiet)
 {
 	struct gen g = { .ctx = ctx, .dir = dir, .tcl = tcl, .dfd = -1, .cfd = -1 };
-	struct text *t = NULL;
+	struct cvm_strbuf *t = NULL;
 	char def[160] = "";
 	cvm_json *doc = NULL;
 	size_t removed = 0;
@@ -523,7 +494,7 @@ int cvm_modulefiles_generate(struct cvm_ctx *ctx, const char *dir, bool tcl, con
 	}
 out:
 	for (size_t i = 0; t && i < g.nids; i++)
-		free(t[i].s);
+		cvm_strbuf_release(&t[i]);
 	free(t);
 	for (size_t i = 0; g.names && i < g.nids; i++)
 		free(g.names[i]);

@@ -50,21 +50,10 @@ void cvm_filelist_release(struct cvm_filelist *l)
 	memset(l, 0, sizeof(*l));
 }
 
-/* A growing text buffer for the two list files. */
-struct text {
-	char *p;
-	size_t n, cap;
-};
-
-static int text_add(struct text *t, const char *a, const char *sep, const char *b)
+/* A line "a<sep>b" of one of the two list files. */
+static int text_add(struct cvm_strbuf *t, const char *a, const char *sep, const char *b)
 {
-	size_t need = strlen(a) + strlen(sep) + strlen(b) + 2;
-	int r = CVM_GROW(t->p, t->n + need, t->cap);
-
-	if (r < 0)
-		return r;
-	t->n += (size_t)sprintf(t->p + t->n, "%s%s%s\n", a, sep, b);
-	return 0;
+	return cvm_strbuf_addf(t, "%s%s%s\n", a, sep, b);
 }
 
 static int set_str(cvm_json *o, const char *k, const char *v)
@@ -74,7 +63,7 @@ static int set_str(cvm_json *o, const char *k, const char *v)
 
 int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_filelist *files)
 {
-	struct text sums = { 0 }, links = { 0 };
+	struct cvm_strbuf sums = { 0 }, links = { 0 };
 	cvm_json *o = NULL;
 	char *doc = NULL;
 	int meta = -1, e = 0;
@@ -130,15 +119,15 @@ int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_fil
 		e = -ENOMEM;
 		goto out;
 	}
-	e = cvm_write_file_at(meta, "files.sha256", sums.p ? sums.p : "", sums.n, 0644);
+	e = cvm_write_file_at(meta, "files.sha256", sums.buf ? sums.buf : "", sums.len, 0644);
 	if (e == 0)
-		e = cvm_write_file_at(meta, "links", links.p ? links.p : "", links.n, 0644);
+		e = cvm_write_file_at(meta, "links", links.buf ? links.buf : "", links.len, 0644);
 	if (e == 0)
 		e = cvm_write_file_at(meta, "record.json", doc, strlen(doc), 0644);
 out:
 	free(doc);
-	free(sums.p);
-	free(links.p);
+	cvm_strbuf_release(&sums);
+	cvm_strbuf_release(&links);
 	cvm_json_free(o);
 	close(meta);
 	return e;

@@ -50,4 +50,20 @@ int cvm_grow(void *arrp, size_t size, size_t n, size_t *cap);
  */
 #define CVM_GROW(v, n, cap) cvm_grow(&(v), sizeof(*(v)), (n), &(cap))
 
+/*
+ * A growing byte string, as git's strbuf: buf holds len bytes and, once
+ * something was added, a NUL after them (so text can be used as a C string).
+ * Start with struct cvm_strbuf sb = { 0 }; free with cvm_strbuf_release.
+ * Each add grows through cvm_grow (overflow-checked) and returns 0, or
+ * -ENOMEM / -EOVERFLOW with the contents as they were before the call.
+ */
+struct cvm_strbuf {
+	char *buf;
+	size_t len, cap;
+};
+
+int cvm_strbuf_add(struct cvm_strbuf *sb, const void *data, size_t len);
+int cvm_strbuf_addf(struct cvm_strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cvm_strbuf_release(struct cvm_strbuf *sb);
+
 #endif

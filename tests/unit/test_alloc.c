@@ -3,11 +3,12 @@
  * cvm_grow / CVM_GROW (alloc.h): geometric growth that keeps the elements,
  * nothing done when the room is there, counts whose size does not fit
  * refused with -EOVERFLOW and the array and its capacity untouched then;
- * cvm_st_mult's overflow check.
+ * cvm_st_mult's overflow check; the string builder (cvm_strbuf) over it.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cudnnvm/alloc.h"
 #include "unit.h"
@@ -101,9 +102,38 @@ static void overflow(void)
 	CHECK_INT(cvm_st_mult(SIZE_MAX, 0, &r), 0, "SIZE_MAX * 0 fits");
 }
 
+static void strbuf(void)
+{
+	struct cvm_strbuf sb = { 0 };
+	char big[5000];
+	size_t was;
+
+	CHECK_INT(cvm_strbuf_add(&sb, "", 0), 0, "adding nothing to an empty builder");
+	CHECK(sb.buf && sb.len == 0 && sb.buf[0] == '\0', "leaves an empty C string");
+	CHECK_INT(cvm_strbuf_addf(&sb, "%s-%d", "cuda", 12), 0, "a formatted add");
+	CHECK_STR(sb.buf, "cuda-12", "is appended");
+	CHECK_INT(cvm_strbuf_add(&sb, ".4\0x", 2), 0, "a byte add");
+	CHECK_STR(sb.buf, "cuda-12.4", "takes exactly len bytes and ends the string");
+	CHECK_INT(sb.len, 9, "len counts the bytes, not the NUL");
+	/* Longer than the room left: the formatted add grows and writes it again. */
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	CHECK_INT(cvm_strbuf_addf(&sb, "[%s]", big), 0, "a formatted add larger than the room");
+	CHECK_INT(sb.len, 9 + 2 + sizeof(big) - 1, "its whole length is kept");
+	CHECK(!strncmp(sb.buf, "cuda-12.4[x", 11) && sb.buf[sb.len - 1] == ']' &&
+	      sb.buf[sb.len] == '\0', "with the text before it and a NUL after it");
+	was = sb.len;
+	CHECK_INT(cvm_strbuf_add(&sb, big, SIZE_MAX - 1), -EOVERFLOW,
+		  "a length that cannot fit with the NUL is -EOVERFLOW");
+	CHECK(sb.len == was && sb.buf[was] == '\0', "and the contents are untouched");
+	cvm_strbuf_release(&sb);
+	CHECK(sb.buf == NULL && sb.len == 0 && sb.cap == 0, "release empties it for reuse");
+}
+
 int main(void)
 {
 	growth();
 	overflow();
+	strbuf();
 	return unit_done();
 }
