@@ -4,13 +4,23 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cudnnvm/alloc.h"
 #include "cudnnvm/ccgate.h"
 #include "cudnnvm/elfinfo.h"
 #include "cudnnvm/error.h"
+
+struct seen {
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} *v;
+	size_t n, cap;
+};
 
 /* Keeps in v only what w also has. */
 static void intersect(unsigned *v, size_t *n, const unsigned *w, size_t m)
@@ -39,8 +49,26 @@ int cvm_ccgate_scan(int vfd, struct cvm_archs *out)
 	return r;
 }
 
+/*
+ * Whether st's file was read already (and notes it): NVIDIA's names
+ * (libcudnn_cnn.so -> .so.9 -> .so.9.x.y) are three ways to one file, each
+ * of them hundreds of megabytes to walk.
+ */
+static int seen_before(struct seen *s, const struct stat *st)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].dev == st->st_dev && s->v[i].ino == st->st_ino)
+			return 1;
+	if (CVM_GROW(s->v, s->n + 1, s->cap) < 0)
+		return -ENOMEM;
+	s->v[s->n].dev = st->st_dev;
+	s->v[s->n++].ino = st->st_ino;
+	return 0;
+}
+
 int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out)
 {
+	struct seen seen = { 0 };
 	struct dirent *de;
 	DIR *d;
 	int fd, r = 0;
@@ -62,6 +90,13 @@ int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out)
 		if (strncmp(de->d_name, "libcudnn", 8) || !strstr(de->d_name, ".so") ||
 		    fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
 			continue;
+		r = seen_before(&seen, &st);
+		if (r < 0)
+			break;
+		if (r == 1) {
+			r = 0;
+			continue;
+		}
 		r = cvm_elf_read_at(dirfd(d), de->d_name, &e);
 		if (r == -CVM_E_LAYOUT) {
 			r = 0;
@@ -83,6 +118,7 @@ int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out)
 		}
 	}
 	closedir(d);
+	free(seen.v);
 	return r;
 }
 

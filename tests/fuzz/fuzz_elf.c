@@ -4,8 +4,14 @@
  * outside the buffer (ASan), and a result that keeps the header's promises:
  * strings NUL-terminated within their fields, architectures sorted, unique
  * and within bounds. The buffer is a copy of exactly the input's length.
+ * The same bytes as a file (cvm_elf_read_at, which reads with pread, not
+ * from memory) give the same result.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "fuzz.h"
 
@@ -18,6 +24,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	fuzz_quiet();
 	return 0;
+}
+
+/* The bytes as a file, read by cvm_elf_read_at: what cvm_elf_parse said of them in memory. */
+static void same_from_file(const uint8_t *data, size_t size, int want, const struct cvm_elf_info *e)
+{
+	struct cvm_elf_info f;
+	char path[64];
+	int fd = memfd_create("fuzz_elf", MFD_CLOEXEC), r;
+
+	if (fd < 0 || (size && write(fd, data, size) != (ssize_t)size))
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = cvm_elf_read_at(AT_FDCWD, path, &f);
+	close(fd);
+	/* Files shorter than an ELF header are refused before they are read. */
+	if (size < 64) {
+		FUZZ_ASSERT(r == -CVM_E_LAYOUT, "read_at of %zu bytes gave %d", size, r);
+		return;
+	}
+	FUZZ_ASSERT(r == want, "read_at gave %d, parse %d", r, want);
+	if (r == 0)
+		FUZZ_ASSERT(!memcmp(&f, e, sizeof(f)), "read_at and parse differ");
 }
 
 static void sorted(const unsigned *v, size_t n)
@@ -52,6 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_ASSERT(e.fatbin || (!e.narchs && !e.nptx), "architectures without a fatbin");
 		FUZZ_ASSERT(size >= 64, "a result from %zu bytes", size);
 	}
+	same_from_file(data, size, r, &e);
 	free(copy);
 	return 0;
 }
