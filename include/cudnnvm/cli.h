@@ -110,4 +110,12 @@ void cvm_cli_broken_json(cvm_json *doc, const char *cuda, const char *id, const 
 /* Joins ctx->root and path (an absolute path inside the root) into buf. */
 int cvm_root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path);
 
+/*
+ * The VERSION a command (use, install) works on: given, or else the one
+ * .cudnn-version in the working folder or a parent pins (said on stdout,
+ * naming the file; buf holds it). 0 and *spec set, or a negative code
+ * (printed; -CVM_E_USAGE when there is neither). In main.c, beside cvm_usage.
+ */
+int cvm_pin_spec(const char *cmd, const char *given, char *buf, size_t len, const char **spec);
+
 #endif

@@ -29,14 +29,6 @@ int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_
 #define CVM_PIN_MAX 4096
 
 /*
- * The VERSION a command (use, install) works on: given, or else the one
- * .cudnn-version in the working folder or a parent pins (said on stdout,
- * naming the file; buf holds it). 0 and *spec set, or a negative code
- * (printed; -CVM_E_USAGE when there is neither). In main.c, beside cvm_usage.
- */
-int cvm_pin_spec(const char *cmd, const char *given, char *buf, size_t len, const char **spec);
-
-/*
  * Resolves what the user means (spec may be NULL) to an installed id and
  * its folder (host path). cuda may be NULL: then the default toolkit's major
  * decides, or, without one, the only CUDA major the matches have.
