@@ -34,9 +34,9 @@ PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkg_query,--cflags $(PKGS)))$(PKG_CFLAG
 PKG_LIBS = $(eval PKG_LIBS := $(call pkg_query,--libs $(filter-out libarchive libcurl libcrypto,$(PKGS))))$(PKG_LIBS)
 
 # Our flags are always added; CFLAGS stays the user's.
-CVM_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) \
+CVM_CFLAGS := -std=c11 -D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -iquote lib -iquote compat -I$(O) \
 	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
-	-fstack-protector-strong -fPIE -MMD -MP
+	-fstack-protector-strong -fPIC -MMD -MP
 CVM_CFLAGS += $(if $(filter -O1 -O2 -O3 -Os,$(CFLAGS)),-D_FORTIFY_SOURCE=2)
 # Test builds compile in the crash points (fault.h); release builds never do.
 ifeq ($(CVM_TEST),1)
@@ -59,21 +59,26 @@ quiet = @
 endif
 
 # The sources, named per platform: no wildcard may pull one system's file into
-# the other's build. Commands are shared (cmd_*.c); what differs is the
-# platform layer (compat_*.c), the outside APIs (OpenSSL / CNG, libcurl /
-# WinHTTP) and the Linux-only modules, which Windows replaces with
-# unavailable_win.c until their backend exists (issue Windows II).
+# the other's build. src/ is the CLI (main.c and one cmd_<name>.c per command,
+# with cli.h, which only they can include: it is on no include path); lib/ is
+# the engine, headers beside sources, with its OS backends named *_linux.c,
+# *_win.c or after the API they use; compat/ is the platform layer and the
+# Windows entry point. Commands are shared; what differs is the platform
+# layer, the outside APIs (OpenSSL / CNG, libcurl / WinHTTP) and the
+# Linux-only modules, which Windows replaces with unavailable_win.c until
+# their backend exists. Objects are named after their file (each name once).
+vpath %.c src lib compat
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
-COMMON_SRCS := $(addprefix src/,activate.c alloc.c archive.c bundle.c cache.c ccgate.c config.c cudnn.c \
+COMMON_SRCS := $(addprefix lib/,activate.c alloc.c archive.c bundle.c cache.c ccgate.c config.c cudnn.c \
 	entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c install.c journal.c json.c lock.c \
 	manifest.c modulefiles.c out.c plan.c procmap_group.c record.c release.c select.c smoke_conv.c \
 	smoke_verdict.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
-LINUX_SRCS := $(addprefix src/,activate_linux.c compat_posix.c confine.c digest.c doctor.c \
+LINUX_SRCS := compat/compat_posix.c $(addprefix lib/,activate_linux.c confine.c digest.c doctor.c \
 	dynlib.c elfinfo.c fetch.c proc.c procmap.c smoke.c smoke_child.c)
-WIN_SRCS := $(addprefix src/,compat_win32.c digest_win.c doctor_win.c fetch_win.c proc_win.c \
+WIN_SRCS := compat/compat_win32.c $(addprefix lib/,digest_win.c doctor_win.c fetch_win.c proc_win.c \
 	procmap_win.c smoke_win.c unavailable_win.c activate_windows.c winenv.c)
 LIB_SRCS := $(COMMON_SRCS) $(LINUX_SRCS)
-LIB_OBJS := $(LIB_SRCS:src/%.c=$(O)/%.o) $(O)/manifests_data.o
+LIB_OBJS := $(addprefix $(O)/,$(notdir $(LIB_SRCS:.c=.o))) $(O)/manifests_data.o
 BIN_OBJS := $(O)/main.o $(CMD_SRCS:src/%.c=$(O)/%.o)
 MANIFESTS := $(sort $(wildcard manifests/redistrib_*.json manifests/*releases.json))
 
@@ -88,12 +93,12 @@ $(O)/cudnnvm: $(BIN_OBJS) $(O)/libcvm.a
 $(O)/libcvm.a: $(LIB_OBJS)
 	$(call quiet,AR,$@)rm -f $@ && ar rcs $@ $^
 
-$(O)/%.o: src/%.c | $(O) deps
+$(O)/%.o: %.c | $(O) deps
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 # The catalogue is compiled in, so that the binary works from anywhere.
-$(O)/manifests_data.c: src/embed-manifests.sh $(MANIFESTS) | $(O)
-	$(call quiet,GEN,$@)sh src/embed-manifests.sh $(MANIFESTS) > $@.tmp && mv $@.tmp $@
+$(O)/manifests_data.c: lib/embed-manifests.sh $(MANIFESTS) | $(O)
+	$(call quiet,GEN,$@)sh lib/embed-manifests.sh $(MANIFESTS) > $@.tmp && mv $@.tmp $@
 
 $(O)/manifests_data.o: $(O)/manifests_data.c
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) -c -o $@ $<
@@ -146,10 +151,10 @@ LINT_JOBS ?= 2
 LINT_ANALYZER ?= shallow
 LINT_SRCS = src/main.c $(CMD_SRCS) $(LIB_SRCS)
 lint: deps $(O)/manifests_data.c
-	$(Q)rc=0; cppcheck --quiet --enable=warning,portability,performance --std=c11 -Iinclude \
+	$(Q)rc=0; cppcheck --quiet --enable=warning,portability,performance --std=c11 -Ilib -Icompat \
 		-D_GNU_SOURCE --inline-suppr --error-exitcode=1 $(LINT_SRCS) & cpp=$$!; \
 	printf '%s\n' $(LINT_SRCS) | xargs -P$(LINT_JOBS) -I{} sh -c 'out=$$(clang-tidy --quiet "$$1" -- -std=c11 \
-		-D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -Iinclude -I$(O) $(PKG_CFLAGS) \
+		-D_GNU_SOURCE -D_FILE_OFFSET_BITS=64 -iquote lib -iquote compat -I$(O) $(PKG_CFLAGS) \
 		-Xclang -analyzer-config -Xclang mode=$(LINT_ANALYZER) 2>&1) || \
 		{ printf "%s\n" "$$out" | grep -v "warnings generated"; echo "lint: clang-tidy: findings in $$1"; exit 1; }' sh {} || rc=1; \
 	wait $$cpp || rc=1; \

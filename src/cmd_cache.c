@@ -9,12 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/entry.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/store.h"
+#include "cli.h"
+#include "entry.h"
+#include "error.h"
+#include "json.h"
+#include "out.h"
+#include "store.h"
 
 /* Only names cudnnvm puts there: archives of the catalogue and their .part. */
 static bool ours(const char *name)

@@ -6,14 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudnnvm/activate.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/trust.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/store.h"
-#include "cudnnvm/toolkit.h"
+#include "activate.h"
+#include "cli.h"
+#include "error.h"
+#include "json.h"
+#include "trust.h"
+#include "out.h"
+#include "store.h"
+#include "toolkit.h"
 
 int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv)
 {

@@ -3,11 +3,11 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/doctor.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
+#include "cli.h"
+#include "doctor.h"
+#include "error.h"
+#include "json.h"
+#include "out.h"
 
 int cvm_cmd_doctor(struct cvm_ctx *ctx, int argc, char **argv)
 {

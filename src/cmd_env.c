@@ -7,13 +7,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/compat.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/select.h"
-#include "cudnnvm/store.h"
+#include "cli.h"
+#include "compat.h"
+#include "error.h"
+#include "json.h"
+#include "out.h"
+#include "select.h"
+#include "store.h"
 
 /* Single quotes, with the quote itself closed, escaped and reopened (sh, fish, pwsh alike). */
 static void quoted(const char *s, const char *esc)

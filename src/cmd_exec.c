@@ -12,12 +12,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/proc.h"
-#include "cudnnvm/select.h"
-#include "cudnnvm/store.h"
+#include "cli.h"
+#include "error.h"
+#include "out.h"
+#include "proc.h"
+#include "select.h"
+#include "store.h"
 
 /* var set to dir[/sub], or with dir/sub put in front of its list. */
 static int set_var(const struct cvm_env_var *v, const char *dir)

@@ -4,13 +4,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cudnnvm/bundle.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/store.h"
-#include "cudnnvm/version.h"
+#include "bundle.h"
+#include "cli.h"
+#include "error.h"
+#include "json.h"
+#include "out.h"
+#include "store.h"
+#include "version.h"
 
 static bool ends_with(const char *s, const char *tail)
 {

@@ -6,13 +6,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "cudnnvm/cache.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/manifest.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/toolkit.h"
+#include "cache.h"
+#include "cli.h"
+#include "error.h"
+#include "json.h"
+#include "manifest.h"
+#include "out.h"
+#include "toolkit.h"
 
 int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 {

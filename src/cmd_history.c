@@ -10,12 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/journal.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/version.h"
+#include "cli.h"
+#include "error.h"
+#include "journal.h"
+#include "json.h"
+#include "out.h"
+#include "version.h"
 
 static int show(struct cvm_ctx *ctx, const char *cuda, cvm_json *arr)
 {

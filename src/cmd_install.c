@@ -9,18 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudnnvm/activate.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/config.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/fsutil.h"
-#include "cudnnvm/install.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/plan.h"
-#include "cudnnvm/select.h"
-#include "cudnnvm/store.h"
-#include "cudnnvm/toolkit.h"
+#include "activate.h"
+#include "cli.h"
+#include "config.h"
+#include "error.h"
+#include "fsutil.h"
+#include "install.h"
+#include "json.h"
+#include "out.h"
+#include "plan.h"
+#include "select.h"
+#include "store.h"
+#include "toolkit.h"
 
 static int parse_jobs(const char *what, const char *s, unsigned *out)
 {

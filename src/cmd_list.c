@@ -7,14 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/fsutil.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/manifest.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/record.h"
-#include "cudnnvm/store.h"
+#include "cli.h"
+#include "error.h"
+#include "fsutil.h"
+#include "json.h"
+#include "manifest.h"
+#include "out.h"
+#include "record.h"
+#include "store.h"
 
 /*
  * An active link that leads nowhere: not a version list can show, but said

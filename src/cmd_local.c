@@ -9,12 +9,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/fsutil.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/select.h"
+#include "cli.h"
+#include "error.h"
+#include "fsutil.h"
+#include "json.h"
+#include "out.h"
+#include "select.h"
 
 int cvm_cmd_local(struct cvm_ctx *ctx, int argc, char **argv)
 {

@@ -3,9 +3,9 @@
 #include <getopt.h>
 #include <stdbool.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/modulefiles.h"
-#include "cudnnvm/out.h"
+#include "cli.h"
+#include "modulefiles.h"
+#include "out.h"
 
 int cvm_cmd_modulefiles(struct cvm_ctx *ctx, int argc, char **argv)
 {

@@ -6,13 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/fsutil.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/select.h"
-#include "cudnnvm/store.h"
+#include "cli.h"
+#include "error.h"
+#include "fsutil.h"
+#include "json.h"
+#include "out.h"
+#include "select.h"
+#include "store.h"
 
 int cvm_cmd_prefix(struct cvm_ctx *ctx, int argc, char **argv)
 {

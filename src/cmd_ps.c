@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/procmap.h"
-#include "cudnnvm/store.h"
+#include "cli.h"
+#include "error.h"
+#include "json.h"
+#include "out.h"
+#include "procmap.h"
+#include "store.h"
 
 static cvm_json *proc_doc(const struct cvm_proc_cudnn *p)
 {

@@ -5,14 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudnnvm/activate.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/journal.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/plan.h"
-#include "cudnnvm/store.h"
+#include "activate.h"
+#include "cli.h"
+#include "error.h"
+#include "journal.h"
+#include "json.h"
+#include "out.h"
+#include "plan.h"
+#include "store.h"
 
 static int installed(void *arg, const char *id)
 {

@@ -5,13 +5,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudnnvm/activate.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/smoke.h"
-#include "cudnnvm/toolkit.h"
+#include "activate.h"
+#include "cli.h"
+#include "error.h"
+#include "json.h"
+#include "out.h"
+#include "smoke.h"
+#include "toolkit.h"
 
 int cvm_cmd_smoke(struct cvm_ctx *ctx, int argc, char **argv)
 {

@@ -8,13 +8,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/fsutil.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/toolkit.h"
-#include "cudnnvm/trust.h"
+#include "cli.h"
+#include "error.h"
+#include "fsutil.h"
+#include "json.h"
+#include "out.h"
+#include "toolkit.h"
+#include "trust.h"
 
 static int print_json(const struct cvm_toolkit *t, size_t n, int def)
 {

@@ -7,17 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudnnvm/activate.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/modulefiles.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/journal.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/plan.h"
-#include "cudnnvm/proc.h"
-#include "cudnnvm/store.h"
-#include "cudnnvm/version.h"
+#include "activate.h"
+#include "cli.h"
+#include "modulefiles.h"
+#include "error.h"
+#include "journal.h"
+#include "json.h"
+#include "out.h"
+#include "plan.h"
+#include "proc.h"
+#include "store.h"
+#include "version.h"
 
 /*
  * The version to put back when id goes: the most recently active other

@@ -4,16 +4,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cudnnvm/activate.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/manifest.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/plan.h"
-#include "cudnnvm/select.h"
-#include "cudnnvm/store.h"
-#include "cudnnvm/toolkit.h"
+#include "activate.h"
+#include "cli.h"
+#include "error.h"
+#include "json.h"
+#include "manifest.h"
+#include "out.h"
+#include "plan.h"
+#include "select.h"
+#include "store.h"
+#include "toolkit.h"
 
 int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *spec,
 		const struct cvm_activate_opts *o)

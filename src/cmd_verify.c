@@ -9,15 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cudnnvm/cli.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/record.h"
-#include "cudnnvm/release.h"
-#include "cudnnvm/store.h"
-#include "cudnnvm/trust.h"
-#include "cudnnvm/version.h"
+#include "cli.h"
+#include "error.h"
+#include "json.h"
+#include "out.h"
+#include "record.h"
+#include "release.h"
+#include "store.h"
+#include "trust.h"
+#include "version.h"
 
 static void problem(cvm_json *arr, const char *id, const char *kind, const char *path)
 {

@@ -8,14 +8,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cudnnvm/activate.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/compat.h"
-#include "cudnnvm/doctor.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/toolkit.h"
+#include "activate.h"
+#include "cli.h"
+#include "compat.h"
+#include "doctor.h"
+#include "error.h"
+#include "json.h"
+#include "out.h"
+#include "toolkit.h"
 
 /* The path as the user knows it (inside the root). */
 static const char *inside(const struct cvm_ctx *ctx, const char *host)

@@ -10,17 +10,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudnnvm/activate.h"
-#include "cudnnvm/cli.h"
-#include "cudnnvm/config.h"
-#include "cudnnvm/digest.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/fsutil.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/plan.h"
-#include "cudnnvm/select.h"
-#include "cudnnvm/smoke.h"
+#include "activate.h"
+#include "cli.h"
+#include "config.h"
+#include "digest.h"
+#include "error.h"
+#include "fsutil.h"
+#include "json.h"
+#include "out.h"
+#include "plan.h"
+#include "select.h"
+#include "smoke.h"
 
 #define CVM_VERSION_STRING "0.1.0"
 

@@ -29,7 +29,7 @@ endif
 
 # archive.c links libarchive (no dlopen on Windows); Windows 10 APIs; C99 printf.
 WIN_CVM_CFLAGS := -std=c11 -D_FILE_OFFSET_BITS=64 -D__USE_MINGW_ANSI_STDIO=1 \
-	-D_WIN32_WINNT=0x0A00 -DCVM_LINK_LIBARCHIVE -Iinclude -I$(WIN_O) \
+	-D_WIN32_WINNT=0x0A00 -DCVM_LINK_LIBARCHIVE -iquote lib -iquote compat -I$(WIN_O) \
 	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -MMD -MP
 ifeq ($(CVM_TEST),1)
 WIN_CVM_CFLAGS += -DCVM_FAULT_INJECTION
@@ -46,7 +46,7 @@ WIN_LDFLAGS := -static -municode
 # version: a DLL's version resource, read by doctor without loading the DLL.
 WIN_LIBS = $(WIN_DEPS_LIBS) -lwinhttp -lbcrypt -lpsapi -lrstrtmgr -luser32 -ladvapi32 -lversion -lpthread
 
-WIN_LIB_OBJS := $(patsubst src/%.c,$(WIN_O)/%.o,$(COMMON_SRCS) $(WIN_SRCS)) $(WIN_O)/manifests_data.o
+WIN_LIB_OBJS := $(addprefix $(WIN_O)/,$(notdir $(COMMON_SRCS:.c=.o) $(WIN_SRCS:.c=.o))) $(WIN_O)/manifests_data.o
 WIN_BIN_OBJS := $(WIN_O)/main.o $(WIN_O)/main_win.o $(CMD_SRCS:src/%.c=$(WIN_O)/%.o)
 WIN_UNIT := $(addprefix $(WIN_O)/tests/,test_alloc.exe test_compat.exe test_entry.exe test_digest.exe test_version.exe \
 	test_driver.exe)
@@ -58,13 +58,13 @@ windows-exe: $(WIN_O)/cudnnvm.exe $(WIN_UNIT) $(WIN_O)/cudnnvm-test.exe
 
 # The test build (crash points compiled in, as make CVM_TEST=1 on Linux):
 # the same sources into $(WIN_O)/test/, for check-windows only.
-WIN_TEST_OBJS := $(patsubst src/%.c,$(WIN_O)/test/%.o,src/main.c src/main_win.c $(CMD_SRCS) $(COMMON_SRCS) $(WIN_SRCS)) \
+WIN_TEST_OBJS := $(addprefix $(WIN_O)/test/,$(notdir $(patsubst %.c,%.o,src/main.c compat/main_win.c $(CMD_SRCS) $(COMMON_SRCS) $(WIN_SRCS)))) \
 	$(WIN_O)/manifests_data.o
 
 $(WIN_O)/cudnnvm-test.exe: $(WIN_TEST_OBJS)
 	$(call quiet,LINK,$@)$(WIN_CC) $(CFLAGS) $(WIN_LDFLAGS) -o $@ $^ $(WIN_LIBS)
 
-$(WIN_O)/test/%.o: src/%.c | $(WIN_O)
+$(WIN_O)/test/%.o: %.c | $(WIN_O)
 	@mkdir -p $(WIN_O)/test
 	$(call quiet,CC,$@)$(WIN_CC) $(CFLAGS) $(WIN_CVM_CFLAGS) -DCVM_FAULT_INJECTION $(WIN_DEPS_CFLAGS) -c -o $@ $<
 
@@ -77,11 +77,11 @@ $(WIN_O)/cudnnvm.exe: $(WIN_BIN_OBJS) $(WIN_O)/libcvm.a
 $(WIN_O)/libcvm.a: $(WIN_LIB_OBJS)
 	$(call quiet,AR,$@)rm -f $@ && $(WIN_AR) rcs $@ $^
 
-$(WIN_O)/%.o: src/%.c | $(WIN_O)
+$(WIN_O)/%.o: %.c | $(WIN_O)
 	$(call quiet,CC,$@)$(WIN_CC) $(CFLAGS) $(WIN_CVM_CFLAGS) $(WIN_DEPS_CFLAGS) -c -o $@ $<
 
-$(WIN_O)/manifests_data.c: src/embed-manifests.sh $(MANIFESTS) | $(WIN_O)
-	$(call quiet,GEN,$@)sh src/embed-manifests.sh $(MANIFESTS) > $@.tmp && mv $@.tmp $@
+$(WIN_O)/manifests_data.c: lib/embed-manifests.sh $(MANIFESTS) | $(WIN_O)
+	$(call quiet,GEN,$@)sh lib/embed-manifests.sh $(MANIFESTS) > $@.tmp && mv $@.tmp $@
 
 $(WIN_O)/manifests_data.o: $(WIN_O)/manifests_data.c
 	$(call quiet,CC,$@)$(WIN_CC) $(CFLAGS) $(WIN_CVM_CFLAGS) -c -o $@ $<

@@ -18,10 +18,10 @@ FUZZ_NAMES := version entry pin manifest archive elf
 
 FUZZ_DIR := $(O)/fuzz
 FUZZ_SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
-# Fortify would check instead of ASan, and clang may warn where gcc does not: src/ is not ours to -Werror.
+# Fortify would check instead of ASan, and clang may warn where gcc does not: lib/ is not ours to -Werror.
 FUZZ_CFLAGS = $(FUZZ_SAN) $(filter-out -D_FORTIFY_SOURCE=%,$(CVM_CFLAGS)) $(PKG_CFLAGS)
 FUZZ_SRC_CFLAGS = $(filter-out -Werror,$(FUZZ_CFLAGS)) -fsanitize=fuzzer-no-link
-FUZZ_OBJS := $(LIB_SRCS:src/%.c=$(FUZZ_DIR)/obj/%.o) $(FUZZ_DIR)/obj/manifests_data.o
+FUZZ_OBJS := $(addprefix $(FUZZ_DIR)/obj/,$(notdir $(LIB_SRCS:.c=.o))) $(FUZZ_DIR)/obj/manifests_data.o
 FUZZ_BINS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 FUZZ_SEEDS := $(FUZZ_DIR)/seeds/.done
 
@@ -34,7 +34,7 @@ FUZZ_OPTS_archive := -max_len=32768
 # ELF: the seeds are small shared libraries (some kB) with a fatbin section.
 FUZZ_OPTS_elf := -max_len=32768
 
-$(FUZZ_DIR)/obj/%.o: src/%.c
+$(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)
 	$(call quiet,FUZZCC,$@)$(FUZZ_CC) $(FUZZ_SRC_CFLAGS) -c -o $@ $<
 

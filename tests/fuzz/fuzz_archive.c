@@ -15,7 +15,7 @@
 
 #include "fuzz_rules.h"
 
-#include "cudnnvm/archive.h"
+#include "archive.h"
 
 /* Enough to see past many headers; a decompression bomb stops here. */
 #define MAX_ENTRIES 2048

@@ -15,8 +15,8 @@
 
 #include "fuzz.h"
 
-#include "cudnnvm/elfinfo.h"
-#include "cudnnvm/error.h"
+#include "elfinfo.h"
+#include "error.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

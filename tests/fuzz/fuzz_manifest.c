@@ -13,9 +13,9 @@
 
 #include "fuzz.h"
 
-#include "cudnnvm/error.h"
-#include "cudnnvm/manifest.h"
-#include "cudnnvm/version.h"
+#include "error.h"
+#include "manifest.h"
+#include "version.h"
 
 static regex_t re_platform, re_sha;
 

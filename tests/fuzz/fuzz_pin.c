@@ -8,12 +8,12 @@
  */
 #include "fuzz.h"
 
-#include "cudnnvm/cudnn.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/select.h"
-#include "cudnnvm/store.h"
-#include "cudnnvm/toolkit.h"
-#include "cudnnvm/version.h"
+#include "cudnn.h"
+#include "error.h"
+#include "select.h"
+#include "store.h"
+#include "toolkit.h"
+#include "version.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

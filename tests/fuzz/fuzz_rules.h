@@ -10,9 +10,9 @@
  */
 #include "fuzz.h"
 
-#include "cudnnvm/archive.h"
-#include "cudnnvm/entry.h"
-#include "cudnnvm/error.h"
+#include "archive.h"
+#include "entry.h"
+#include "error.h"
 
 /* Calls fn on each component of s that is neither empty nor "."; stops when fn returns false. */
 static inline bool fuzz_each_part(const char *s, bool (*fn)(const char *p, size_t n, void *arg),

@@ -11,8 +11,8 @@
 
 #include "fuzz.h"
 
-#include "cudnnvm/error.h"
-#include "cudnnvm/version.h"
+#include "error.h"
+#include "version.h"
 
 static regex_t re_version, re_canonical, re_cuda;
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudnnvm/alloc.h"
+#include "alloc.h"
 #include "unit.h"
 
 struct big {

@@ -17,9 +17,9 @@
 #include <sys/wait.h>
 #endif
 
-#include "cudnnvm/compat.h"
-#include "cudnnvm/fsutil.h"
-#include "cudnnvm/proc.h"
+#include "compat.h"
+#include "fsutil.h"
+#include "proc.h"
 #include "unit.h"
 
 static int dfd = -1;

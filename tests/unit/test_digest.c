@@ -13,9 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudnnvm/compat.h"
-#include "cudnnvm/digest.h"
-#include "cudnnvm/fsutil.h"
+#include "compat.h"
+#include "digest.h"
+#include "fsutil.h"
 #include "unit.h"
 
 #ifndef O_BINARY

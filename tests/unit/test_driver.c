@@ -6,8 +6,8 @@
  */
 #include <stdio.h>
 
-#include "cudnnvm/compat.h"
-#include "cudnnvm/doctor.h"
+#include "compat.h"
+#include "doctor.h"
 #include "unit.h"
 
 int main(void)

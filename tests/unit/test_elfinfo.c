@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudnnvm/ccgate.h"
-#include "cudnnvm/elfinfo.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/release.h"
+#include "ccgate.h"
+#include "elfinfo.h"
+#include "error.h"
+#include "release.h"
 #include "unit.h"
 
 static char tmp[256];

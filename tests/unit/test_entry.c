@@ -3,11 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudnnvm/cudnn.h"
-#include "cudnnvm/digest.h"
-#include "cudnnvm/entry.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/store.h"
+#include "cudnn.h"
+#include "digest.h"
+#include "entry.h"
+#include "error.h"
+#include "store.h"
 #include "unit.h"
 
 static int check(struct cvm_entry_state *st, const char *path, enum cvm_entry_type type,

@@ -4,10 +4,10 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "cudnnvm/embedded.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/manifest.h"
-#include "cudnnvm/out.h"
+#include "embedded.h"
+#include "error.h"
+#include "manifest.h"
+#include "out.h"
 #include "unit.h"
 
 #define SHA_897_X86_CU11 "a3e2509028cecda0117ce5a0f42106346e82e86d390f4bb9475afc976c77402e"

@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudnnvm/fsutil.h"
-#include "cudnnvm/json.h"
-#include "cudnnvm/out.h"
-#include "cudnnvm/plan.h"
+#include "fsutil.h"
+#include "json.h"
+#include "out.h"
+#include "plan.h"
 #include "unit.h"
 
 static int dfd = -1;

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cudnnvm/error.h"
-#include "cudnnvm/toolkit.h"
+#include "error.h"
+#include "toolkit.h"
 #include "unit.h"
 
 #define S(lit) lit, sizeof(lit) - 1

@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudnnvm/error.h"
-#include "cudnnvm/trust.h"
+#include "error.h"
+#include "trust.h"
 #include "unit.h"
 
 static char top[256];

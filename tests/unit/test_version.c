@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
 
-#include "cudnnvm/error.h"
-#include "cudnnvm/version.h"
+#include "error.h"
+#include "version.h"
 #include "unit.h"
 
 static struct cvm_version V(const char *s)

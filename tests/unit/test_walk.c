@@ -9,10 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cudnnvm/cudnn.h"
-#include "cudnnvm/entry.h"
-#include "cudnnvm/error.h"
-#include "cudnnvm/fsutil.h"
+#include "cudnn.h"
+#include "entry.h"
+#include "error.h"
+#include "fsutil.h"
 #include "unit.h"
 
 /* Makes dirfd/a/a/.../a (n folders) with a file f at the bottom. */

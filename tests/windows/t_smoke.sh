@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 #
-# The smoke test on Windows (src/smoke_win.c), sourced by tests/windows/run.sh
+# The smoke test on Windows (lib/smoke_win.c), sourced by tests/windows/run.sh
 # once 9.1.0 is installed ($V91): its helpers and variables are run.sh's.
 #
-# Without an active version (activation is src/activate_windows.c's), `smoke`
+# Without an active version (activation is lib/activate_windows.c's), `smoke`
 # tests a copy in the toolkit, as NVIDIA's manual install leaves one: that is
 # the same code path but for where the files are looked for. The toolkit is
 # mktoolkit-win.sh's, found through CUDA_PATH; PATH entries are written into
@@ -261,7 +261,7 @@ else
 	skip "the GPU part's plumbing with fakes" "needs a fake nvcuda.dll in System32: wine's throwaway prefix only"
 fi
 
-# ---- the active version (src/activate_windows.c): a store of its own and a toolkit
+# ---- the active version (lib/activate_windows.c): a store of its own and a toolkit
 # without hand copies (activation refuses those), so that run.sh's store is left as
 # it was; wine only (HKCU\Environment)
 if [ -z "$NATIVE" ]; then

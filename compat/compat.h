@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef CUDNNVM_COMPAT_H
+#define CUDNNVM_COMPAT_H
+
+/*
+ * The platform layer, in the style of git's compat/: the calls that only
+ * Linux has sit behind the cvm_* functions below, implemented once for
+ * Linux (compat_posix.c) and once for Windows (compat_win32.c). On Windows
+ * this header also supplies the POSIX calls the core is written in (the
+ * *at() family with O_NOFOLLOW, fdopendir, pread, fsync, ...) on top of the
+ * Win32 API, so that the core has one implementation: paths are UTF-8
+ * inside and wide, with the \\?\ long-path prefix, at the Windows API.
+ *
+ * Include it after the system headers (it includes the ones it redefines).
+ * Every function returns 0 (or a count) on success and -errno on failure,
+ * like the rest of the core, unless it says otherwise.
+ */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef _WIN32
+#include "compat_win32.h"
+#define CVM_WINDOWS 1
+#else
+#define CVM_WINDOWS 0
+#endif
+
+/* Exclusive advisory lock on fd's file, not waiting (flock / LockFileEx):
+ * 0, -EWOULDBLOCK when someone else holds it, or -errno. Released when the
+ * file is closed or the process ends, so a crash never leaves it behind. */
+int cvm_lock_try(int fd);
+
+/* renameat(dfd, from, dfd, to) that fails with -EEXIST when to exists. */
+int cvm_rename_noreplace(int dfd, const char *from, const char *to);
+
+/* Swaps a and b (both below dfd) atomically. Windows has no such call:
+ * -EOPNOTSUPP there, and callers take their non-atomic path. */
+int cvm_rename_exchange(int dfd, const char *a, const char *b);
+
+/* Flushes every written file of fd's file system (syncfs). On Windows,
+ * where that needs an administrator, files are flushed one by one instead
+ * (cvm_flush_each_file() says which) and this flushes only fd. */
+int cvm_syncfs(int fd);
+bool cvm_flush_each_file(void);
+
+/* Starts writing back len bytes of fd from off (0: to the end) without
+ * waiting (sync_file_range); nothing on Windows. Never fails. */
+void cvm_writeback(int fd, uint64_t off, uint64_t len);
+
+/* The name of the user running us (getpwuid / GetUserNameW), UTF-8. */
+int cvm_os_user(char *buf, size_t len);
+
+/* The machine (uname's: x86_64, aarch64, ...; "x86_64" on 64-bit Windows). */
+int cvm_machine(char *buf, size_t len);
+
+/* The path fd was opened as (/proc/self/fd / GetFinalPathNameByHandleW). */
+int cvm_fd_path(int fd, char *buf, size_t len);
+
+/* Processors this process may run on (sched_getaffinity / the process mask). */
+long cvm_cpu_count(void);
+
+/* This process's peak resident memory in KiB (getrusage /
+ * GetProcessMemoryInfo), or -errno. */
+long cvm_peak_rss_kib(void);
+
+/* Whether we are the administrator (uid 0; on Windows an elevated token). */
+bool cvm_is_admin(void);
+
+#ifdef _WIN32
+/* "<what>: not available on Windows yet", -EOPNOTSUPP
+ * (exit 1), for what needs a backend Windows does not have yet. */
+int cvm_unavailable(const char *what);
+#endif
+
+#endif

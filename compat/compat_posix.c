@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/* The platform layer on Linux: compat.h's calls on the kernel's. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "compat.h"
+#include "lock.h"
+
+int cvm_lock_try(int fd)
+{
+	if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	return errno == EWOULDBLOCK ? -EWOULDBLOCK : -errno;
+}
+
+int cvm_rename_noreplace(int dfd, const char *from, const char *to)
+{
+	return renameat2(dfd, from, dfd, to, RENAME_NOREPLACE) < 0 ? -errno : 0;
+}
+
+int cvm_rename_exchange(int dfd, const char *a, const char *b)
+{
+	return renameat2(dfd, a, dfd, b, RENAME_EXCHANGE) < 0 ? -errno : 0;
+}
+
+int cvm_syncfs(int fd)
+{
+	return syncfs(fd) < 0 ? -errno : 0;
+}
+
+void cvm_writeback(int fd, uint64_t off, uint64_t len)
+{
+	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+}
+
+bool cvm_flush_each_file(void)
+{
+	return false;
+}
+
+int cvm_os_user(char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(getuid());
+
+	if (!pw)
+		return -ENOENT;
+	return snprintf(buf, len, "%s", pw->pw_name) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+int cvm_machine(char *buf, size_t len)
+{
+	struct utsname u;
+
+	if (uname(&u) < 0)
+		return -errno;
+	return snprintf(buf, len, "%s", u.machine) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+int cvm_fd_path(int fd, char *buf, size_t len)
+{
+	char link[64];
+	ssize_t k;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	k = readlink(link, buf, len - 1);
+	if (k < 0)
+		return -errno;
+	if ((size_t)k >= len - 1)
+		return -ENAMETOOLONG;
+	buf[k] = '\0';
+	return 0;
+}
+
+long cvm_cpu_count(void)
+{
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+	long n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		n = CPU_COUNT(&set);
+	if (online > 0 && (n <= 0 || online < n))
+		n = online;
+	return n > 0 ? n : 1;
+}
+
+long cvm_peak_rss_kib(void)
+{
+	struct rusage ru;
+
+	return getrusage(RUSAGE_SELF, &ru) < 0 ? -errno : ru.ru_maxrss;
+}
+
+bool cvm_is_admin(void)
+{
+	return geteuid() == 0;
+}
+
+/* From /proc/locks. */
+bool cvm_lock_held_by_others_only(int fd)
+{
+	char line[256], proc[64];
+	unsigned maj, min;
+	unsigned long ino;
+	long pid;
+	struct stat st, ps;
+	size_t holders = 0;
+	bool mine = false;
+	FILE *f;
+
+	if (fstat(fd, &st) < 0)
+		return false;
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return false;
+	/* "1: FLOCK  ADVISORY  READ 1234 08:01:5678 0 EOF"; "1: -> FLOCK ..." is a waiter. */
+	while (!mine && fgets(line, sizeof(line), f)) {
+		if (strstr(line, "->") || !strstr(line, "FLOCK") ||
+		    sscanf(strstr(line, "FLOCK"), "FLOCK %*s %*s %ld %x:%x:%lu", &pid, &maj, &min, &ino) != 4 ||
+		    maj != major(st.st_dev) || min != minor(st.st_dev) || ino != st.st_ino)
+			continue;
+		snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+		/* A holder we cannot see could be anyone's, ours included: not foreign. */
+		mine = stat(proc, &ps) < 0 || ps.st_uid == geteuid();
+		holders++;
+	}
+	fclose(f);
+	return holders && !mine;
+}

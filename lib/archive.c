@@ -1,0 +1,683 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "archive.h"
+#include "digest.h"
+#include "error.h"
+#include "fsutil.h"
+#include "out.h"
+#include "xz.h"
+
+/*
+ * libarchive is loaded when the first archive is opened, not linked: commands
+ * that never read an archive (use, list, env…) must not pay for its dependency
+ * tree at every start (bench/RESULTS.md). The static build (Windows) links it:
+ * CVM_LINK_LIBARCHIVE. Each name below is the library's own, so the calls in
+ * this file read as plain libarchive calls in both builds.
+ */
+#define LA_FUNCS(X) \
+	X(archive_entry_filetype) \
+	X(archive_entry_free) \
+	X(archive_entry_hardlink) \
+	X(archive_entry_copy_pathname) \
+	X(archive_entry_copy_symlink) \
+	X(archive_entry_new) \
+	X(archive_entry_pathname) \
+	X(archive_entry_pathname_utf8) \
+	X(archive_entry_perm) \
+	X(archive_entry_set_filetype) \
+	X(archive_entry_set_mtime) \
+	X(archive_entry_set_pathname_utf8) \
+	X(archive_entry_set_perm) \
+	X(archive_entry_set_size) \
+	X(archive_entry_set_symlink_utf8) \
+	X(archive_entry_size) \
+	X(archive_entry_size_is_set) \
+	X(archive_entry_symlink) \
+	X(archive_error_string) \
+	X(archive_filter_bytes) \
+	X(archive_filter_count) \
+	X(archive_filter_name) \
+	X(archive_format_name) \
+	X(archive_read_data) \
+	X(archive_read_data_block) \
+	X(archive_read_free) \
+	X(archive_read_new) \
+	X(archive_read_next_header) \
+	X(archive_read_open) \
+	X(archive_read_open_fd) \
+	X(archive_read_support_filter_gzip) \
+	X(archive_read_support_filter_xz) \
+	X(archive_read_support_filter_zstd) \
+	X(archive_read_support_format_gnutar) \
+	X(archive_read_support_format_tar) \
+	X(archive_read_support_format_zip) \
+	X(archive_set_error) \
+	X(archive_write_add_filter_zstd) \
+	X(archive_write_close) \
+	X(archive_write_data) \
+	X(archive_write_free) \
+	X(archive_write_header) \
+	X(archive_write_new) \
+	X(archive_write_open2) \
+	X(archive_write_set_bytes_in_last_block) \
+	X(archive_write_set_format_pax_restricted)
+
+#ifdef CVM_LINK_LIBARCHIVE
+int cvm_archive_load(void)
+{
+	return 0;
+}
+#else
+#include "dynlib.h"
+
+#define X(f) __typeof__(f) *(f);
+static struct { LA_FUNCS(X) } la;
+#undef X
+
+int cvm_archive_load(void)
+{
+#define X(f) CVM_DYNSYM(la, f),
+	static const struct cvm_dynsym syms[] = { LA_FUNCS(X) };
+#undef X
+	static struct cvm_dynlib lib = {
+		.soname = "libarchive.so.13",
+		.test_env = "CVM_TEST_LIBARCHIVE",
+		.task = "read archives",
+		.hint = "install it (Debian: apt-get install libarchive13)",
+		CVM_DYNSYMS(syms),
+	};
+
+	return cvm_dynlib_load(&lib);
+}
+
+#define archive_entry_filetype la.archive_entry_filetype
+#define archive_entry_free la.archive_entry_free
+#define archive_entry_hardlink la.archive_entry_hardlink
+#define archive_entry_copy_pathname la.archive_entry_copy_pathname
+#define archive_entry_copy_symlink la.archive_entry_copy_symlink
+#define archive_entry_new la.archive_entry_new
+#define archive_entry_pathname la.archive_entry_pathname
+#define archive_entry_pathname_utf8 la.archive_entry_pathname_utf8
+#define archive_entry_perm la.archive_entry_perm
+#define archive_entry_set_filetype la.archive_entry_set_filetype
+#define archive_entry_set_mtime la.archive_entry_set_mtime
+#define archive_entry_set_pathname_utf8 la.archive_entry_set_pathname_utf8
+#define archive_entry_set_perm la.archive_entry_set_perm
+#define archive_entry_set_size la.archive_entry_set_size
+#define archive_entry_set_symlink_utf8 la.archive_entry_set_symlink_utf8
+#define archive_entry_size la.archive_entry_size
+#define archive_entry_size_is_set la.archive_entry_size_is_set
+#define archive_entry_symlink la.archive_entry_symlink
+#define archive_error_string la.archive_error_string
+#define archive_filter_bytes la.archive_filter_bytes
+#define archive_filter_count la.archive_filter_count
+#define archive_filter_name la.archive_filter_name
+#define archive_format_name la.archive_format_name
+#define archive_read_data la.archive_read_data
+#define archive_read_data_block la.archive_read_data_block
+#define archive_read_free la.archive_read_free
+#define archive_read_new la.archive_read_new
+#define archive_read_next_header la.archive_read_next_header
+#define archive_read_open la.archive_read_open
+#define archive_read_open_fd la.archive_read_open_fd
+#define archive_read_support_filter_gzip la.archive_read_support_filter_gzip
+#define archive_read_support_filter_xz la.archive_read_support_filter_xz
+#define archive_read_support_filter_zstd la.archive_read_support_filter_zstd
+#define archive_read_support_format_gnutar la.archive_read_support_format_gnutar
+#define archive_read_support_format_tar la.archive_read_support_format_tar
+#define archive_read_support_format_zip la.archive_read_support_format_zip
+#define archive_set_error la.archive_set_error
+#define archive_write_add_filter_zstd la.archive_write_add_filter_zstd
+#define archive_write_close la.archive_write_close
+#define archive_write_data la.archive_write_data
+#define archive_write_free la.archive_write_free
+#define archive_write_header la.archive_write_header
+#define archive_write_new la.archive_write_new
+#define archive_write_open2 la.archive_write_open2
+#define archive_write_set_bytes_in_last_block la.archive_write_set_bytes_in_last_block
+#define archive_write_set_format_pax_restricted la.archive_write_set_format_pax_restricted
+#endif
+
+struct cvm_archive {
+	struct archive *a;
+	char *name;
+	char format[64];
+	struct cvm_xz *xz;	/* when we decode the xz layer ourselves */
+	char decoder[96];
+	/* follow mode (cvm_archive_opts.gate) */
+	ssize_t (*gate)(void *arg, uint64_t off, size_t want);
+	void *gate_arg;
+	int fd;
+	uint64_t off;
+	unsigned char *buf;
+};
+
+enum { GATED_BUF = 1 << 20 };
+
+/* libarchive's read callback in follow mode: only what the gate lets through. */
+static la_ssize_t gated_read(struct archive *a, void *data, const void **buf)
+{
+	struct cvm_archive *ar = data;
+	ssize_t n = ar->gate(ar->gate_arg, ar->off, GATED_BUF);
+
+	if (n > 0) {
+		do
+			n = pread(ar->fd, ar->buf, (size_t)n, (off_t)ar->off);
+		while (n < 0 && errno == EINTR);
+		if (n == 0)
+			n = -EIO;	/* shorter than the gate said */
+		else if (n < 0)
+			n = -errno;
+	}
+	if (n < 0) {
+		archive_set_error(a, (int)-n, "%s", strerror((int)-n));
+		return ARCHIVE_FATAL;
+	}
+	ar->off += (uint64_t)n;
+	*buf = ar->buf;
+	return n;
+}
+
+static int fail(struct cvm_archive *ar, const char *what)
+{
+	const char *why = archive_error_string(ar->a);
+
+	return cvm_err(-CVM_E_CORRUPT, "corrupt archive '%s': %s: %s", cvm_safe(ar->name), what,
+		       cvm_safe(why ? why : "unknown error"));
+}
+
+/* libarchive's read callback: the next piece of the tar stream inside the xz. */
+static la_ssize_t xz_read(struct archive *a, void *data, const void **buf)
+{
+	struct cvm_archive *ar = data;
+	ssize_t n = cvm_xz_read(ar->xz, buf);
+
+	if (n < 0) {
+		archive_set_error(a, n > -CVM_E_FIRST ? (int)-n : EIO, "%s",
+				  cvm_xz_strerror(ar->xz));
+		return ARCHIVE_FATAL;
+	}
+	return n;
+}
+
+/* The first len bytes of fd, as far as they go; in follow mode as the gate lets them through. */
+static ssize_t read_head(int fd, const struct cvm_archive_opts *o, unsigned char *buf, size_t len)
+{
+	size_t have = 0;
+	ssize_t n;
+
+	while (have < len) {
+		n = o && o->gate ? o->gate(o->gate_arg, have, len - have) : (ssize_t)(len - have);
+		if (n > 0) {
+			do
+				n = pread(fd, buf + have, (size_t)n, (off_t)have);
+			while (n < 0 && errno == EINTR);
+			if (n < 0)
+				n = -errno;
+		}
+		if (n < 0)
+			return n;
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	return (ssize_t)have;
+}
+
+/* Starts our own decoder when fd holds an .xz file: 1 when it does, 0 not, or an error. */
+static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts *o)
+{
+	unsigned char magic[6];
+	struct cvm_xz_info info;
+	struct stat st;
+	const char *why = NULL;
+	ssize_t n;
+	int r;
+
+	n = read_head(fd, o, magic, sizeof(magic));
+	if (n < 0)
+		return cvm_err((int)n, "cannot read '%s': %s", cvm_safe(ar->name), strerror((int)-n));
+	if (!cvm_xz_magic(magic, (size_t)n))
+		return 0;
+	if (o && o->gate) {
+		r = cvm_xz_follow(fd, o->gate, o->gate_arg, &ar->xz, &why);
+	} else {
+		if (fstat(fd, &st) < 0)
+			return cvm_err(-errno, "cannot read '%s': %s", cvm_safe(ar->name),
+				       strerror(errno));
+		r = cvm_xz_open(fd, (uint64_t)st.st_size, o && o->threads ? o->threads : 1,
+				o ? o->memlimit : 0, &ar->xz, &why);
+	}
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return cvm_err(r == -CVM_E_CORRUPT ? r : -CVM_E_CORRUPT, "corrupt archive '%s': %s",
+			       cvm_safe(ar->name), why ? why : strerror(-r));
+	cvm_xz_get_info(ar->xz, &info);
+	if (o && o->gate)
+		snprintf(ar->decoder, sizeof(ar->decoder),
+			 "xz: following the download as it arrives, 1 thread");
+	else
+		snprintf(ar->decoder, sizeof(ar->decoder),
+			 "xz: %llu block%s, %u thread%s, %llu MiB limit",
+			 (unsigned long long)info.blocks, info.blocks == 1 ? "" : "s", info.threads,
+			 info.threads == 1 ? "" : "s", (unsigned long long)(info.memlimit >> 20));
+	return 1;
+}
+
+int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
+		     struct cvm_archive **out)
+{
+	struct cvm_archive *ar;
+	int r;
+
+	r = cvm_archive_load();
+	if (r < 0)
+		return r;
+	ar = calloc(1, sizeof(*ar));
+	if (!ar)
+		return -ENOMEM;
+	ar->name = strdup(name);
+	ar->a = archive_read_new();
+	if (!ar->name || !ar->a) {
+		cvm_archive_free(ar);
+		return -ENOMEM;
+	}
+	r = open_xz(ar, fd, o);
+	if (r < 0) {
+		cvm_archive_free(ar);
+		return r;
+	}
+	if (r == 1) {
+		/* Inside the xz only a tar stream is accepted, with no further filter. */
+		archive_read_support_format_tar(ar->a);
+		archive_read_support_format_gnutar(ar->a);
+		if (archive_read_open(ar->a, ar, NULL, xz_read, NULL) != ARCHIVE_OK) {
+			r = fail(ar, "cannot open");
+			cvm_archive_free(ar);
+			return r;
+		}
+		*out = ar;
+		return 0;
+	}
+	/* Only what cuDNN ships: tar.xz (8.3+), tgz (legacy) and zip (Windows). */
+	archive_read_support_filter_xz(ar->a);
+	archive_read_support_filter_gzip(ar->a);
+	/* zstd: cudnnvm's own store bundles (bundle.c). */
+	archive_read_support_filter_zstd(ar->a);
+	archive_read_support_format_tar(ar->a);
+	archive_read_support_format_gnutar(ar->a);
+	archive_read_support_format_zip(ar->a);
+	if (o && o->gate) {
+		ar->gate = o->gate;
+		ar->gate_arg = o->gate_arg;
+		ar->fd = fd;
+		ar->buf = malloc(GATED_BUF);
+		snprintf(ar->decoder, sizeof(ar->decoder), "following the download as it arrives");
+		if (!ar->buf)
+			r = -ENOMEM;
+		else if (archive_read_open(ar->a, ar, NULL, gated_read, NULL) != ARCHIVE_OK)
+			r = fail(ar, "cannot open");
+		if (r < 0) {
+			cvm_archive_free(ar);
+			return r;
+		}
+		*out = ar;
+		return 0;
+	}
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		r = cvm_err(-errno, "cannot read '%s': %s", cvm_safe(name), strerror(errno));
+		cvm_archive_free(ar);
+		return r;
+	}
+	if (archive_read_open_fd(ar->a, fd, 1 << 20) != ARCHIVE_OK) {
+		r = fail(ar, "cannot open");
+		cvm_archive_free(ar);
+		return r;
+	}
+	*out = ar;
+	return 0;
+}
+
+int cvm_archive_open_fd(int fd, const char *name, struct cvm_archive **out)
+{
+	return cvm_archive_open(fd, name, NULL, out);
+}
+
+int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
+{
+	struct archive_entry *ae;
+	const char *hl, *sl;
+	int r;
+
+	r = archive_read_next_header(ar->a, &ae);
+	if (r == ARCHIVE_EOF)
+		return 0;
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		return fail(ar, "cannot read the next entry");
+	if (!ar->format[0] && ar->xz)
+		snprintf(ar->format, sizeof(ar->format), "%s+xz", archive_format_name(ar->a));
+	else if (!ar->format[0])
+		snprintf(ar->format, sizeof(ar->format), "%s%s%s", archive_format_name(ar->a),
+			 archive_filter_count(ar->a) > 1 ? "+" : "",
+			 archive_filter_count(ar->a) > 1 ? archive_filter_name(ar->a, 0) : "");
+	memset(e, 0, sizeof(*e));
+	e->path = archive_entry_pathname(ae);
+	if (!e->path)
+		e->path = archive_entry_pathname_utf8(ae);
+	if (!e->path)
+		return cvm_err(-CVM_E_UNSAFE, "unsafe archive '%s': an entry has no readable name",
+			       cvm_safe(ar->name));
+	e->mode = archive_entry_perm(ae) & 07777;
+	e->size = archive_entry_size_is_set(ae) ? archive_entry_size(ae) : -1;
+	hl = archive_entry_hardlink(ae);
+	sl = archive_entry_symlink(ae);
+	if (hl) {
+		e->type = CVM_ENTRY_HARDLINK;
+		e->link = hl;
+		return 1;
+	}
+	switch (archive_entry_filetype(ae)) {
+	case AE_IFREG:
+		e->type = CVM_ENTRY_FILE;
+		break;
+	case AE_IFDIR:
+		e->type = CVM_ENTRY_DIR;
+		break;
+	case AE_IFLNK:
+		e->type = CVM_ENTRY_SYMLINK;
+		e->link = sl ? sl : "";
+		break;
+	default:
+		e->type = CVM_ENTRY_OTHER;
+		break;
+	}
+	return 1;
+}
+
+ssize_t cvm_archive_read(struct cvm_archive *ar, void *buf, size_t len)
+{
+	la_ssize_t n = archive_read_data(ar->a, buf, len);
+
+	if (n < 0)
+		return fail(ar, "cannot read entry data");
+	return n;
+}
+
+int cvm_archive_read_block(struct cvm_archive *ar, const void **buf, size_t *len, int64_t *offset)
+{
+	la_int64_t off = 0;
+	int r = archive_read_data_block(ar->a, buf, len, &off);
+
+	if (r == ARCHIVE_EOF)
+		return 0;
+	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+		return fail(ar, "cannot read entry data");
+	*offset = off;
+	return 1;
+}
+
+uint64_t cvm_archive_position(struct cvm_archive *ar)
+{
+	la_int64_t n;
+
+	if (ar->xz)
+		return cvm_xz_position(ar->xz);
+	n = archive_filter_bytes(ar->a, -1);
+
+	return n > 0 ? (uint64_t)n : 0;
+}
+
+const char *cvm_archive_format(struct cvm_archive *ar)
+{
+	return ar->format;
+}
+
+const char *cvm_archive_decoder(struct cvm_archive *ar)
+{
+	return ar->decoder;
+}
+
+void cvm_archive_free(struct cvm_archive *ar)
+{
+	if (!ar)
+		return;
+	if (ar->a)
+		archive_read_free(ar->a);
+	cvm_xz_free(ar->xz);
+	free(ar->buf);
+	free(ar->name);
+	free(ar);
+}
+
+/*
+ * Writing (store bundles): pax tar, optionally zstd, into a descriptor,
+ * hashing every byte that goes out.
+ */
+struct cvm_archive_writer {
+	struct archive *a;
+	int fd;
+	char *name;
+	struct cvm_sha256 *sha;
+	uint64_t bytes;
+	int error;		/* -errno of the last failed write */
+};
+
+static la_ssize_t writer_write(struct archive *a, void *data, const void *buf, size_t len)
+{
+	struct cvm_archive_writer *w = data;
+	int r = cvm_write_all(w->fd, buf, len);
+
+	if (r == 0)
+		r = cvm_sha256_update(w->sha, buf, len);
+	if (r < 0) {
+		w->error = r;
+		archive_set_error(a, -r, "%s", strerror(-r));
+		return -1;
+	}
+	w->bytes += len;
+	return (la_ssize_t)len;
+}
+
+static int wfail(struct cvm_archive_writer *w, const char *what)
+{
+	const char *why = archive_error_string(w->a);
+
+	if (w->error)
+		return cvm_err(w->error, "cannot write '%s': %s", cvm_safe(w->name), strerror(-w->error));
+	return cvm_err(-EIO, "cannot write '%s': %s: %s", cvm_safe(w->name), cvm_safe(what),
+		       cvm_safe(why ? why : "unknown error"));
+}
+
+int cvm_archive_writer_open(int fd, const char *name, bool zstd, struct cvm_archive_writer **out)
+{
+	struct cvm_archive_writer *w;
+	int r;
+
+	r = cvm_archive_load();
+	if (r < 0)
+		return r;
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return -ENOMEM;
+	w->fd = fd;
+	w->name = strdup(name);
+	w->sha = cvm_sha256_new();
+	w->a = archive_write_new();
+	if (!w->name || !w->sha || !w->a) {
+		cvm_archive_writer_free(w);
+		return -ENOMEM;
+	}
+	if (archive_write_set_format_pax_restricted(w->a) != ARCHIVE_OK ||
+	    (zstd && archive_write_add_filter_zstd(w->a) != ARCHIVE_OK) ||
+	    archive_write_set_bytes_in_last_block(w->a, 1) != ARCHIVE_OK ||
+	    archive_write_open2(w->a, w, NULL, writer_write, NULL, NULL) != ARCHIVE_OK) {
+		r = wfail(w, "cannot start");
+		cvm_archive_writer_free(w);
+		return r;
+	}
+	*out = w;
+	return 0;
+}
+
+static bool is_utf8(const char *s)
+{
+	size_t n;
+
+	for (; *s; s += n)
+		if (!(n = cvm_utf8_len((const unsigned char *)s)))
+			return false;
+	return true;
+}
+
+/*
+ * Names go in as their bytes: this process runs in the C locale, where
+ * libarchive can translate no byte above 0x7f to the UTF-8 of a pax header,
+ * so it writes such a name as it is, marked hdrcharset=BINARY (with
+ * ARCHIVE_WARN), and a reader gets the same bytes back. Its UTF-8 setter
+ * would crash its header writer on any name it cannot translate back to the
+ * locale, UTF-8 or not (issue 24). 1 when the name is not ASCII (a warning
+ * is its due), else 0. On Windows names are UTF-8 (they come from UTF-16)
+ * and go in as such, the raw setter reading the ANSI code page: another
+ * name is -EILSEQ.
+ */
+static int set_name(struct archive_entry *e, const char *name, bool link)
+{
+	bool ascii = true;
+
+	for (const char *p = name; *p && ascii; p++)
+		ascii = (unsigned char)*p < 0x80;
+	if (CVM_WINDOWS && !is_utf8(name))
+		return -EILSEQ;
+	if (CVM_WINDOWS && link)
+		archive_entry_set_symlink_utf8(e, name);
+	else if (CVM_WINDOWS)
+		archive_entry_set_pathname_utf8(e, name);
+	else if (link)
+		archive_entry_copy_symlink(e, name);
+	else
+		archive_entry_copy_pathname(e, name);
+	return !ascii;
+}
+
+static int header(struct cvm_archive_writer *w, const char *path, unsigned type, unsigned mode,
+		  uint64_t size, const char *link, int64_t mtime)
+{
+	struct archive_entry *e = archive_entry_new();
+	int r, raw = 0, k;
+
+	if (!e)
+		return -ENOMEM;
+	r = raw = set_name(e, path, false);
+	if (r >= 0 && link) {
+		r = set_name(e, link, true);
+		raw |= r;
+	}
+	if (r < 0) {
+		r = cvm_err(r, "cannot write '%s': the name %s%s%s is not UTF-8", cvm_safe(w->name),
+			    cvm_safe(path), link ? " -> " : "", link ? cvm_safe(link) : "");
+		goto out;
+	}
+	archive_entry_set_filetype(e, type);
+	archive_entry_set_perm(e, mode);
+	archive_entry_set_size(e, (la_int64_t)size);
+	archive_entry_set_mtime(e, (time_t)mtime, 0);
+	/* A name not ASCII gives ARCHIVE_WARN: "cannot translate to UTF-8, written as bytes". */
+	k = archive_write_header(w->a, e);
+	r = k == ARCHIVE_OK || (raw && k == ARCHIVE_WARN) ? 0 : wfail(w, path);
+out:
+	archive_entry_free(e);
+	return r;
+}
+
+int cvm_archive_writer_dir(struct cvm_archive_writer *w, const char *path, int64_t mtime)
+{
+	return header(w, path, AE_IFDIR, 0755, 0, NULL, mtime);
+}
+
+int cvm_archive_writer_link(struct cvm_archive_writer *w, const char *path, const char *target,
+			    int64_t mtime)
+{
+	return header(w, path, AE_IFLNK, 0777, 0, target, mtime);
+}
+
+int cvm_archive_writer_data(struct cvm_archive_writer *w, const char *path, unsigned mode,
+			    const void *buf, size_t len, int64_t mtime)
+{
+	int r = header(w, path, AE_IFREG, mode, len, NULL, mtime);
+
+	if (r == 0 && len && archive_write_data(w->a, buf, len) != (la_ssize_t)len)
+		r = wfail(w, path);
+	return r;
+}
+
+int cvm_archive_writer_file(struct cvm_archive_writer *w, const char *path, unsigned mode, int in,
+			    uint64_t size, int64_t mtime, uint8_t digest[CVM_SHA256_LEN])
+{
+	struct cvm_sha256 *sha = cvm_sha256_new();
+	size_t cap = 1 << 20;
+	char *buf = malloc(cap);
+	uint64_t left = size;
+	int r;
+
+	if (!sha || !buf) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = header(w, path, AE_IFREG, mode, size, NULL, mtime);
+	/* A Ctrl-C (cvm_interrupts_catch) ends a large file early: the caller cleans up. */
+	while (r == 0 && left && !cvm_interrupted) {
+		ssize_t n = read(in, buf, left < cap ? (size_t)left : cap);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			r = cvm_err(n < 0 ? -errno : -EIO, "cannot read '%s': %s", cvm_safe(path),
+				    n < 0 ? strerror(errno) : "it became shorter while it was read");
+			break;
+		}
+		if (archive_write_data(w->a, buf, (size_t)n) != n) {
+			r = wfail(w, path);
+			break;
+		}
+		r = cvm_sha256_update(sha, buf, (size_t)n);
+		left -= (uint64_t)n;
+	}
+	if (r == 0 && left)
+		r = -EINTR;
+	if (r == 0)
+		r = cvm_sha256_final(sha, digest);
+out:
+	cvm_sha256_free(sha);
+	free(buf);
+	return r;
+}
+
+int cvm_archive_writer_close(struct cvm_archive_writer *w, uint8_t digest[CVM_SHA256_LEN],
+			     uint64_t *bytes)
+{
+	if (archive_write_close(w->a) != ARCHIVE_OK)
+		return wfail(w, "cannot finish");
+	*bytes = w->bytes;
+	return cvm_sha256_final(w->sha, digest);
+}
+
+void cvm_archive_writer_free(struct cvm_archive_writer *w)
+{
+	if (!w)
+		return;
+	if (w->a)
+		archive_write_free(w->a);
+	cvm_sha256_free(w->sha);
+	free(w->name);
+	free(w);
+}
