@@ -68,7 +68,7 @@ COMMON_SRCS := $(addprefix src/,activate.c alloc.c archive.c bundle.c cache.c cc
 	entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c journal.c json.c lock.c \
 	manifest.c out.c plan.c procmap_group.c record.c release.c select.c smoke_conv.c \
 	smoke_verdict.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
-LINUX_SRCS := $(addprefix src/,activate_linux.c compat_posix.c confine.c digest.c doctor.c \
+LINUX_SRCS := $(addprefix src/,activate_linux.c compat_posix.c confine.c digest.c doctor_linux.c \
 	dynlib.c elfinfo.c fetch.c proc.c procmap.c smoke.c smoke_child.c)
 WIN_SRCS := $(addprefix src/,compat_win32.c digest_win.c doctor_win.c fetch_win.c proc_win.c \
 	procmap_win.c smoke_win.c unavailable_win.c activate_windows.c winenv.c)
