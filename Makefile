@@ -65,8 +65,8 @@ endif
 # unavailable_win.c until their backend exists (issue Windows II).
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
 COMMON_SRCS := $(addprefix src/,activate.c alloc.c archive.c bundle.c cache.c ccgate.c config.c cudnn.c \
-	entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c journal.c json.c lock.c \
-	manifest.c out.c plan.c procmap_group.c record.c release.c select.c smoke_conv.c \
+	doctor.c entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c journal.c json.c \
+	lock.c manifest.c out.c plan.c procmap_group.c record.c release.c select.c smoke_conv.c \
 	smoke_verdict.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
 LINUX_SRCS := $(addprefix src/,activate_linux.c compat_posix.c confine.c digest.c doctor_linux.c \
 	dynlib.c elfinfo.c fetch.c proc.c procmap.c smoke.c smoke_child.c)

@@ -1,4 +1,11 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * doctor and which on Linux (doctor.h, doctor_os.h): the copies the loader
+ * can find (its cache, the store, each toolkit's lib folder, LD_LIBRARY_PATH,
+ * the system's folders, conda and pip), which one a program of each toolkit
+ * loads in the loader's order, and what ELF libraries, their links and the
+ * loader's configuration say is wrong.
+ */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,9 +20,9 @@
 #include <unistd.h>
 
 #include "cudnnvm/activate.h"
-#include "cudnnvm/alloc.h"
 #include "cudnnvm/cudnn.h"
 #include "cudnnvm/doctor.h"
+#include "cudnnvm/doctor_os.h"
 #include "cudnnvm/error.h"
 #include "cudnnvm/findings.h"
 #include "cudnnvm/fsutil.h"
@@ -29,30 +36,16 @@
 #include "cudnnvm/toolkit.h"
 #include "cudnnvm/trust.h"
 
-struct copy {
-	char dir[PATH_MAX];		/* host path of the folder holding libcudnn.so.<N> */
-	char real[PATH_MAX];		/* realpath of the main library: identity */
-	char where[64];			/* "store", "CUDA 12.4", "LD_LIBRARY_PATH", "conda", ... */
-	int major;			/* of the soname */
-	unsigned long header, library, cudart;
-	bool managed;
-	bool untrusted;			/* not loaded: another user could have written it */
-};
-
-struct report {
-	struct cvm_ctx *ctx;
-	struct copy *c;
-	size_t n, cap;
-	struct cvm_findings f;
+struct cvm_doctor_os_state {
 	char cache[65536];		/* `ldconfig -p` output, "" when none */
 	char no_cache[160];		/* why there is none, "" when read */
 	bool said_no_cache;
 };
 
-static void problem(struct report *rp, const char *fix, const char *fmt, ...)
+static void problem(struct cvm_doctor_report *rp, const char *fix, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static void problem(struct report *rp, const char *fix, const char *fmt, ...)
+static void problem(struct cvm_doctor_report *rp, const char *fix, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -62,29 +55,31 @@ static void problem(struct report *rp, const char *fix, const char *fmt, ...)
 }
 
 /* What doctor could not check, and why: said, so that "no problems" means what it says. */
-static void unchecked(struct report *rp, const char *what, const char *why)
+static void unchecked(struct cvm_doctor_report *rp, const char *what, const char *why)
 {
 	cvm_findings_unchecked(&rp->f, what, why);
 }
 
 /* The path as the user knows it (inside the root). */
-static const char *shown(const struct report *rp, const char *host)
+static const char *shown(const struct cvm_doctor_report *rp, const char *host)
 {
 	size_t rl = strlen(rp->ctx->root);
 
 	return rl && !strncmp(host, rp->ctx->root, rl) && host[rl] == '/' ? host + rl : host;
 }
 
-static void version_str(unsigned long v, char *buf, size_t len)
+/* The toolkit's library folder: its lib64, else its lib, as a host path into out. 0 or -1. */
+static int lib_dir(const char *root, const struct cvm_toolkit *tk, char *out, size_t len)
 {
-	struct cvm_version x;
+	char inner[PATH_MAX], res[PATH_MAX];
 
-	if (!v) {
-		snprintf(buf, len, "?");
-		return;
-	}
-	cvm_version_decode(v, &x);
-	cvm_version_format(&x, buf, len);
+	for (const char *sub = "lib64"; sub; sub = strcmp(sub, "lib64") ? NULL : "lib")
+		if (cvm_fmt(inner, sizeof(inner), "%s/%s", tk->display, sub) == 0 &&
+		    cvm_resolve_in_root(root, inner, res, sizeof(res)) == 0) {
+			snprintf(out, len, "%s%s", root, res);
+			return 0;
+		}
+	return -1;
 }
 
 /* Reads the header version of the include folder next to a lib folder. */
@@ -95,42 +90,23 @@ static unsigned long header_near(const char *libdir)
 					   "../../include/%s/cudnn_version_v9.h",
 					   "../../include/%s/cudnn_version_v8.h", "../include/cudnn.h" };
 	const char *triplet = strrchr(libdir, '/') ? strrchr(libdir, '/') + 1 : libdir;
-	char path[PATH_MAX], sub[256], *text = NULL;
-	struct cvm_version v;
-	size_t len;
 
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if (cvm_fmt(sub, sizeof(sub), rel[i], triplet) < 0 ||
-		    cvm_fmt(path, sizeof(path), "%s/%s", libdir, sub) < 0 ||
-		    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) < 0)
-			continue;
-		int r = cvm_cudnn_header_version(text, len, &v);
-		free(text);
-		if (r == 0)
-			return cvm_version_encode(&v);
-	}
-	return 0;
+	return cvm_doctor_header(libdir, rel, sizeof(rel) / sizeof(rel[0]), triplet);
 }
 
 /* Adds the copy in dir if it has a libcudnn.so.<N> not seen yet. */
-static void consider(struct report *rp, const char *dir, const char *where, bool managed)
+static void consider(struct cvm_doctor_report *rp, const char *dir, const char *where, bool managed)
 {
 	char lib[PATH_MAX], real[PATH_MAX], path[PATH_MAX];
-	struct copy *c;
+	struct cvm_doctor_copy *c;
 
 	for (int major = 9; major >= 7; major--) {
 		if (cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", dir, major) < 0 || !realpath(lib, real))
 			continue;
-		for (size_t i = 0; i < rp->n; i++)
-			if (!strcmp(rp->c[i].real, real))
-				return;
-		if (CVM_GROW(rp->c, rp->n + 1, rp->cap) < 0)
+		c = cvm_doctor_copy_add(rp, real, where);
+		if (!c)
 			return;
-		c = &rp->c[rp->n++];
-		memset(c, 0, sizeof(*c));
 		snprintf(c->dir, sizeof(c->dir), "%s", dir);
-		snprintf(c->real, sizeof(c->real), "%s", real);
-		snprintf(c->where, sizeof(c->where), "%s", where);
 		c->major = major;
 		c->managed = managed || (rp->ctx->store_open && !strncmp(real, rp->ctx->store.path,
 									strlen(rp->ctx->store.path)));
@@ -143,7 +119,7 @@ static void consider(struct report *rp, const char *dir, const char *where, bool
 	}
 }
 
-static void consider_glob(struct report *rp, const char *pattern, const char *where)
+static void consider_glob(struct cvm_doctor_report *rp, const char *pattern, const char *where)
 {
 	char pat[PATH_MAX];
 	glob_t g;
@@ -165,36 +141,36 @@ static int capture(char **argv, char *buf, size_t len)
 }
 
 /* `ldconfig -p` of the root's cache, so that what programs find there is known. */
-static void read_cache(struct report *rp)
+static void read_cache(const char *root, struct cvm_doctor_os_state *os)
 {
 	const char *prog = getenv("CUDNNVM_LDCONFIG");
 	char cache[PATH_MAX];
 	char *argv[] = { NULL, (char *)"-p", (char *)"-C", cache, NULL };
 
-	rp->cache[0] = '\0';
+	os->cache[0] = '\0';
 	if (prog && !*prog) {
-		snprintf(rp->no_cache, sizeof(rp->no_cache), "CUDNNVM_LDCONFIG is set and empty");
+		snprintf(os->no_cache, sizeof(os->no_cache), "CUDNNVM_LDCONFIG is set and empty");
 		return;
 	}
 	argv[0] = (char *)(access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig");
-	if (cvm_fmt(cache, sizeof(cache), "%s/etc/ld.so.cache", rp->ctx->root) < 0 ||
-	    access(cache, R_OK) < 0) {
-		snprintf(rp->no_cache, sizeof(rp->no_cache), "/etc/ld.so.cache cannot be read");
+	if (cvm_fmt(cache, sizeof(cache), "%s/etc/ld.so.cache", root) < 0 || access(cache, R_OK) < 0) {
+		snprintf(os->no_cache, sizeof(os->no_cache), "/etc/ld.so.cache cannot be read");
 		return;
 	}
-	if (capture(argv, rp->cache, sizeof(rp->cache)) != 0) {
-		rp->cache[0] = '\0';
-		snprintf(rp->no_cache, sizeof(rp->no_cache), "'%s -p' failed", argv[0]);
+	if (capture(argv, os->cache, sizeof(os->cache)) != 0) {
+		os->cache[0] = '\0';
+		snprintf(os->no_cache, sizeof(os->no_cache), "'%s -p' failed", argv[0]);
 	}
 }
 
 /* The folder the loader cache names for soname, or "" (paths inside the root). */
-static void cache_dir(const struct report *rp, const char *soname, char *out, size_t len)
+static void cache_dir(const struct cvm_doctor_os_state *os, const char *soname, char *out,
+		      size_t len)
 {
 	size_t sl = strlen(soname);
 
 	out[0] = '\0';
-	for (const char *p = rp->cache; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+	for (const char *p = os->cache; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		while (*p == ' ' || *p == '\t')
 			p++;
 		if (strncmp(p, soname, sl) || p[sl] != ' ')
@@ -285,16 +261,8 @@ const char *cvm_doctor_min_driver(int cuda_major)
 	}
 }
 
-static bool older(const char *have, const char *need)
-{
-	struct cvm_version a, b;
-
-	return cvm_version_parse(have, &a) == 0 && cvm_version_parse(need, &b) == 0 &&
-	       cvm_version_cmp(&a, &b) < 0;
-}
-
 /* The per-copy checks: readable, whole, linked, complete, one major. */
-static void check_copy(struct report *rp, const struct copy *c)
+static void check_copy(struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c)
 {
 	static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train",
 					     "adv_infer", "adv_train", NULL };
@@ -307,8 +275,8 @@ static void check_copy(struct report *rp, const struct copy *c)
 	struct stat st;
 	DIR *dir;
 
-	version_str(c->header, hv, sizeof(hv));
-	version_str(c->library, lv, sizeof(lv));
+	cvm_doctor_version_str(c->header, hv, sizeof(hv));
+	cvm_doctor_version_str(c->library, lv, sizeof(lv));
 	if (c->untrusted) {
 		(void)cvm_fmt(fix, sizeof(fix), "%s/libcudnn.so.%d (the version it reports, its CUDA runtime)",
 			      d, c->major);
@@ -363,8 +331,8 @@ static void check_copy(struct report *rp, const struct copy *c)
  * The links the backend recorded in the toolkit of an active version: a
  * line of its record it refuses, a recorded link that is something else now.
  */
-static void check_links(struct report *rp, const struct cvm_toolkit *tk, const char *cuda,
-			const char *id)
+static void check_links(struct cvm_doctor_report *rp, const struct cvm_toolkit *tk,
+			const char *cuda, const char *id)
 {
 	const struct cvm_backend *be = cvm_backend();
 	struct cvm_switch sw = { .store = &rp->ctx->store, .root = rp->ctx->root, .tk = tk,
@@ -391,7 +359,8 @@ static void check_links(struct report *rp, const struct cvm_toolkit *tk, const c
  * program finds the name and fails to load it (or a build fails on a
  * header) instead of falling back to another copy.
  */
-static void check_dangling(struct report *rp, const char *cuda, const char *sub, const char *dir)
+static void check_dangling(struct cvm_doctor_report *rp, const char *cuda, const char *sub,
+			   const char *dir)
 {
 	char names[512] = "", fix[256];
 	struct dirent *de;
@@ -427,21 +396,20 @@ static void check_dangling(struct report *rp, const char *cuda, const char *sub,
 }
 
 /* Which copy a program built against tk would load, in the loader's order. */
-static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_json *jt)
+static void check_toolkit(struct cvm_doctor_report *rp, const struct cvm_toolkit *tk,
+			  const char *drv, cvm_json *jt)
 {
 	char libdir[PATH_MAX], inner[PATH_MAX], res[PATH_MAX], lib[PATH_MAX], real[PATH_MAX];
 	char cdir[PATH_MAX], why[128] = "", from[PATH_MAX] = "", cuda[16], id[160], conf[PATH_MAX];
 	const char *ldp = getenv("LD_LIBRARY_PATH");
-	const struct copy *own = NULL, *chosen = NULL;
+	const struct cvm_doctor_copy *own = NULL, *chosen = NULL;
 	int major = 0;
 
+	/* The driver was checked per copy: a toolkit on Linux has no build of its own to hold to it. */
+	(void)drv;
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
-	if (cvm_fmt(inner, sizeof(inner), "%s/lib64", tk->display) < 0 ||
-	    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) < 0)
-		if (cvm_fmt(inner, sizeof(inner), "%s/lib", tk->display) < 0 ||
-		    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) < 0)
-			return;
-	snprintf(libdir, sizeof(libdir), "%s%s", rp->ctx->root, res);
+	if (lib_dir(rp->ctx->root, tk, libdir, sizeof(libdir)) < 0)
+		return;
 	check_dangling(rp, cuda, "library", libdir);
 	if (cvm_fmt(inner, sizeof(inner), "%s/include", tk->display) == 0 &&
 	    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) == 0 &&
@@ -449,11 +417,8 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 		check_dangling(rp, cuda, "include", cdir);
 	/* By what the toolkit's library resolves to: a managed one is the store's copy. */
 	for (int m = 9; m >= 7 && !own; m--) {
-		if (cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", libdir, m) < 0 || !realpath(lib, real))
-			continue;
-		for (size_t i = 0; i < rp->n; i++)
-			if (!strcmp(rp->c[i].real, real))
-				own = &rp->c[i];
+		if (cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", libdir, m) == 0 && realpath(lib, real))
+			own = cvm_doctor_copy_find(rp, real);
 	}
 	major = own ? own->major : 9;
 	/* LD_LIBRARY_PATH first, then the toolkit's folder, then the cache, then /lib and /usr/lib. */
@@ -463,9 +428,7 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 		if (!*cdir || cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", cdir, major) < 0 ||
 		    !realpath(lib, real))
 			continue;
-		for (size_t i = 0; i < rp->n; i++)
-			if (!strcmp(rp->c[i].real, real))
-				chosen = &rp->c[i];
+		chosen = cvm_doctor_copy_find(rp, real);
 		snprintf(why, sizeof(why), "it comes first on LD_LIBRARY_PATH");
 	}
 	if (!chosen && own) {
@@ -475,12 +438,10 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 	if (!chosen) {
 		char so[32];
 		snprintf(so, sizeof(so), "libcudnn.so.%d", major);
-		cache_dir(rp, so, from, sizeof(from));
+		cache_dir(rp->os, so, from, sizeof(from));
 		if (*from && cvm_fmt(lib, sizeof(lib), "%s%s/%s", rp->ctx->root, from, so) == 0 &&
 		    realpath(lib, real)) {
-			for (size_t i = 0; i < rp->n; i++)
-				if (!strcmp(rp->c[i].real, real))
-					chosen = &rp->c[i];
+			chosen = cvm_doctor_copy_find(rp, real);
 			snprintf(why, sizeof(why), "the loader cache (ldconfig) names it");
 		}
 	}
@@ -491,7 +452,7 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 		cvm_json_set(jt, "why", cvm_json_string(chosen ? why : "no cuDNN found"));
 	} else if (chosen) {
 		char v[32];
-		version_str(chosen->library, v, sizeof(v));
+		cvm_doctor_version_str(chosen->library, v, sizeof(v));
 		cvm_info("CUDA %s (%s): programs load %s (cuDNN %s): %s", cuda, tk->display,
 			 shown(rp, chosen->real), v, why);
 	} else {
@@ -499,8 +460,8 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 	}
 	if (chosen && own && chosen != own) {
 		char v1[32], v2[32];
-		version_str(chosen->library, v1, sizeof(v1));
-		version_str(own->library, v2, sizeof(v2));
+		cvm_doctor_version_str(chosen->library, v1, sizeof(v1));
+		cvm_doctor_version_str(own->library, v2, sizeof(v2));
 		problem(rp, "remove that folder from LD_LIBRARY_PATH, or select versions with "
 			"'cudnnvm exec' / 'cudnnvm env'",
 			"a program using CUDA %s loads cuDNN %s from %s, not the toolkit's own %s (%s)",
@@ -520,16 +481,16 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
 			problem(rp, "run 'cudnnvm use' again for this toolkit",
 				"/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf is missing: the loader cache does "
 				"not know %s", cuda, id);
-		else if (rp->cache[0]) {
+		else if (rp->os->cache[0]) {
 			char want[PATH_MAX];
 			snprintf(want, sizeof(want), "%s/active/cuda-%s/lib/libcudnn.so", rp->ctx->store.display,
 				 cuda);
-			if (!strstr(rp->cache, want))
+			if (!strstr(rp->os->cache, want))
 				problem(rp, "run ldconfig", "the loader cache is stale: it has no entry "
 					"for %s", want);
-		} else if (!rp->said_no_cache) {
-			rp->said_no_cache = true;
-			unchecked(rp, "whether the loader cache knows the active versions", rp->no_cache);
+		} else if (!rp->os->said_no_cache) {
+			rp->os->said_no_cache = true;
+			unchecked(rp, "whether the loader cache knows the active versions", rp->os->no_cache);
 		}
 	}
 }
@@ -538,7 +499,7 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_j
  * Each GPU's compute capability (nvidia-smi) against the device code of the
  * version active for each toolkit, as its record has it (ccgate.h).
  */
-static void check_gpus(struct report *rp, const struct cvm_toolkit *t, size_t nt)
+static void check_gpus(struct cvm_doctor_report *rp, const struct cvm_toolkit *t, size_t nt)
 {
 	char prog[PATH_MAX], buf[8192];
 	char *argv[] = { prog, (char *)"--query-gpu=index,name,compute_cap",
@@ -599,7 +560,7 @@ static void check_gpus(struct report *rp, const struct cvm_toolkit *t, size_t nt
 }
 
 /* Running processes that mix copies or map a version no toolkit has active (procmap.h). */
-static void check_processes(struct report *rp, cvm_json *json)
+static void check_processes(struct cvm_doctor_report *rp, cvm_json *json)
 {
 	struct cvm_proc_cudnn *v = NULL;
 	size_t n = 0, unreadable = 0, shown_n = 0;
@@ -653,11 +614,11 @@ static void check_processes(struct report *rp, cvm_json *json)
 }
 
 /* 0. whatever the loader cache knows */
-static void consider_cache(struct report *rp)
+static void consider_cache(struct cvm_doctor_report *rp)
 {
 	char dir[PATH_MAX];
 
-	for (const char *p = rp->cache; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
+	for (const char *p = rp->os->cache; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
 		const char *arrow = strstr(p, "=> "), *eol = strchrnul(p, '\n');
 		char *slash;
 		if (!arrow || arrow > eol || !strstr(p, "libcudnn.so.") || strstr(p, "libcudnn.so.") > eol)
@@ -671,7 +632,7 @@ static void consider_cache(struct report *rp)
 }
 
 /* 1. the store */
-static void consider_store(struct report *rp)
+static void consider_store(struct cvm_doctor_report *rp)
 {
 	struct cvm_ctx *ctx = rp->ctx;
 	char dir[PATH_MAX], **ids = NULL;
@@ -686,27 +647,19 @@ static void consider_store(struct report *rp)
 }
 
 /* 2. each toolkit: its lib64, else its lib */
-static void consider_toolkits(struct report *rp, const struct cvm_toolkit *t, size_t nt)
+static void consider_toolkits(struct cvm_doctor_report *rp, const struct cvm_toolkit *t, size_t nt)
 {
-	const char *root = rp->ctx->root;
 	char dir[PATH_MAX], where[64];
 
 	for (size_t i = 0; i < nt; i++) {
-		char inner[PATH_MAX], res[PATH_MAX];
 		snprintf(where, sizeof(where), "CUDA %d.%d toolkit", t[i].major, t[i].minor);
-		for (const char *sub = "lib64"; sub; sub = strcmp(sub, "lib64") ? NULL : "lib") {
-			if (cvm_fmt(inner, sizeof(inner), "%s/%s", t[i].display, sub) == 0 &&
-			    cvm_resolve_in_root(root, inner, res, sizeof(res)) == 0) {
-				snprintf(dir, sizeof(dir), "%s%s", root, res);
-				consider(rp, dir, where, false);
-				break;
-			}
-		}
+		if (lib_dir(rp->ctx->root, &t[i], dir, sizeof(dir)) == 0)
+			consider(rp, dir, where, false);
 	}
 }
 
 /* 3. LD_LIBRARY_PATH (host paths, as the loader reads them) */
-static void consider_ld_path(struct report *rp, const char *ldp)
+static void consider_ld_path(struct cvm_doctor_report *rp, const char *ldp)
 {
 	char dir[PATH_MAX];
 
@@ -719,7 +672,7 @@ static void consider_ld_path(struct report *rp, const char *ldp)
 }
 
 /* 4. the loader's folders, conda environments, pip wheels */
-static void consider_known_folders(struct report *rp)
+static void consider_known_folders(struct cvm_doctor_report *rp)
 {
 	char dir[PATH_MAX];
 
@@ -743,7 +696,7 @@ static void consider_known_folders(struct report *rp)
 }
 
 /* Conda and pip under the home folder (host paths: not looked at under a root). */
-static void consider_home(struct report *rp, const char *home)
+static void consider_home(struct cvm_doctor_report *rp, const char *home)
 {
 	static const char *const pats[] = {
 		"%s/miniconda3/envs/*/lib", "%s/anaconda3/envs/*/lib", "%s/miniconda3/lib",
@@ -764,29 +717,17 @@ static void consider_home(struct report *rp, const char *home)
 	}
 }
 
-static void list_copies(const struct report *rp, cvm_json *jcopies)
+/* A copy's line of the listing (the JSON has no fields of Linux's own). */
+static void row(const struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c, cvm_json *o)
 {
-	if (!jcopies)
-		cvm_info("cuDNN copies found: %zu", rp->n);
-	for (size_t i = 0; i < rp->n; i++) {
-		char hv[32], lv[32];
-		const struct copy *c = &rp->c[i];
-		version_str(c->header, hv, sizeof(hv));
-		version_str(c->library, lv, sizeof(lv));
-		if (jcopies) {
-			cvm_json *o = cvm_json_object();
-			cvm_json_set(o, "path", cvm_json_string(shown(rp, c->real)));
-			cvm_json_set(o, "where", cvm_json_string(c->where));
-			cvm_json_set(o, "managed", cvm_json_bool(c->managed));
-			cvm_json_set(o, "header_version", cvm_json_integer((int64_t)c->header));
-			cvm_json_set(o, "library_version", cvm_json_integer((int64_t)c->library));
-			cvm_json_set(o, "cudart_version", cvm_json_integer((int64_t)c->cudart));
-			cvm_json_append(jcopies, o);
-		} else {
-			cvm_info("  %-9s headers %-8s %-18s %-12s %s", lv, hv, c->where,
-				 c->managed ? "managed" : "not managed", shown(rp, c->dir));
-		}
-	}
+	char hv[32], lv[32];
+
+	if (o)
+		return;
+	cvm_doctor_version_str(c->header, hv, sizeof(hv));
+	cvm_doctor_version_str(c->library, lv, sizeof(lv));
+	cvm_info("  %-9s headers %-8s %-18s %-12s %s", lv, hv, c->where,
+		 c->managed ? "managed" : "not managed", shown(rp, c->dir));
 }
 
 /* The driver's version, from the kernel module, else nvidia-smi; "" when none. */
@@ -803,72 +744,75 @@ static void read_driver(char *drv, size_t len)
 		driver_from_smi(drv, len);
 }
 
-/* Each copy, and the driver against what the copy's build needs. */
-static void check_copies(struct report *rp, const char *drv)
+/* The copy, and the driver against what its build needs (the CUDA runtime it reports). */
+static void check_copy_driver(struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c,
+			      const char *drv)
 {
-	for (size_t i = 0; i < rp->n; i++) {
-		const char *need = cvm_doctor_min_driver((int)(rp->c[i].cudart / 1000));
-		check_copy(rp, &rp->c[i]);
-		if (drv[0] && need && older(drv, need)) {
-			char fix[128];
-			snprintf(fix, sizeof(fix), "upgrade the NVIDIA driver to %s or newer", need);
-			problem(rp, fix, "%s is built for CUDA %lu, which needs driver %s; this one is %s",
-				shown(rp, rp->c[i].dir), rp->c[i].cudart / 1000, need, drv);
-		}
-	}
+	check_copy(rp, c);
+	cvm_doctor_check_driver(rp, drv, (int)(c->cudart / 1000), shown(rp, c->dir));
 }
 
-int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
+/* The loader cache, and the copies it and the store hold: before the toolkits are looked for. */
+static int begin(struct cvm_doctor_report *rp)
 {
-	struct report rp = { .ctx = ctx };
-	struct cvm_toolkit *t = NULL;
-	char drv[64] = "";
-	const char *ldp = getenv("LD_LIBRARY_PATH"), *home = getenv("HOME");
-	cvm_json *jcopies = NULL, *jtk = NULL;
-	size_t nt = 0;
+	rp->os = calloc(1, sizeof(*rp->os));
+	if (!rp->os)
+		return -ENOMEM;
+	read_cache(rp->ctx->root, rp->os);
+	consider_cache(rp);
+	consider_store(rp);
+	return 0;
+}
 
-	if (json) {
-		jcopies = cvm_json_array();
-		jtk = cvm_json_array();
-		cvm_json_set(json, "copies", jcopies);
-		cvm_json_set(json, "toolkits", jtk);
-	}
-	cvm_findings_init(&rp.f, json);
-	read_cache(&rp);
-	consider_cache(&rp);
-	consider_store(&rp);
-	if (cvm_toolkits_find(ctx->root, &t, &nt) < 0)
-		nt = 0;
-	consider_toolkits(&rp, t, nt);
-	consider_ld_path(&rp, ldp);
-	consider_known_folders(&rp);
-	consider_home(&rp, home);
-	list_copies(&rp, jcopies);
-	/* The store itself: its active links, and what its versions are made of. */
-	if (ctx->store_open)
-		cvm_findings_store(&rp.f, &ctx->store);
-	/* The driver, against what the builds need. */
-	read_driver(drv, sizeof(drv));
-	if (json)
-		cvm_json_set(json, "driver", cvm_json_string(drv[0] ? drv : NULL));
-	else
-		cvm_info("NVIDIA driver: %s", drv[0] ? drv : "none loaded (no GPU part can run here)");
-	if (!drv[0])
-		unchecked(&rp, "whether the driver is new enough for each copy", "no NVIDIA driver found");
-	check_copies(&rp, drv);
-	for (size_t i = 0; i < nt; i++) {
-		cvm_json *o = jtk ? cvm_json_object() : NULL;
-		check_toolkit(&rp, &t[i], o);
-		if (o)
-			cvm_json_append(jtk, o);
-	}
-	check_gpus(&rp, t, nt);
-	check_processes(&rp, json);
+/* The other copies, in the order the loader's reasoning meets them. */
+static void find(struct cvm_doctor_report *rp, const struct cvm_toolkit *t, size_t nt)
+{
+	consider_toolkits(rp, t, nt);
+	consider_ld_path(rp, getenv("LD_LIBRARY_PATH"));
+	consider_known_folders(rp);
+	consider_home(rp, getenv("HOME"));
+}
+
+static const char *shown_os(const struct cvm_doctor_report *rp, const char *path, char *buf,
+			    size_t len)
+{
+	(void)buf;
+	(void)len;
+	return shown(rp, path);
+}
+
+/* What runs now: the GPUs against the active versions' device code, the processes. */
+static void end(struct cvm_doctor_report *rp, const struct cvm_toolkit *t, size_t nt,
+		cvm_json *json)
+{
+	check_gpus(rp, t, nt);
+	check_processes(rp, json);
 	cvm_trust_skipped_json(json);
-	cvm_findings_summary(&rp.f);
-	cvm_toolkits_free(t, nt);
-	free(rp.c);
-	return rp.f.problems ? 1 : 0;
+}
+
+static void release(struct cvm_doctor_report *rp)
+{
+	free(rp->os);
+	rp->os = NULL;
+}
+
+static const struct cvm_doctor_os linux_doctor = {
+	.no_driver = "none loaded (no GPU part can run here)",
+	.driver_problem = "%s is built for CUDA %d, which needs driver %s; this one is %s",
+	.begin = begin,
+	.find = find,
+	.shown = shown_os,
+	.row = row,
+	.driver = read_driver,
+	.check_copy = check_copy_driver,
+	.check_toolkit = check_toolkit,
+	.end = end,
+	.release = release,
+};
+
+const struct cvm_doctor_os *cvm_doctor_os(void)
+{
+	return &linux_doctor;
 }
 
 /* A found name of libcudnn.so.<major> in dir: fills the real file. */
@@ -882,8 +826,8 @@ static bool which_try(const char *dir, int major, struct cvm_which *w)
 
 int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w)
 {
-	struct report *rp = NULL;
-	char inner[PATH_MAX], res[PATH_MAX], libdir[PATH_MAX] = "", path[PATH_MAX], cuda[16];
+	struct cvm_doctor_os_state *os = NULL;
+	char libdir[PATH_MAX] = "", path[PATH_MAX], cuda[16];
 	char id[160], so[32], from[PATH_MAX], *text = NULL;
 	const char *ldp = getenv("LD_LIBRARY_PATH");
 	struct cvm_version v;
@@ -892,12 +836,8 @@ int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct c
 
 	memset(w, 0, sizeof(*w));
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
-	for (const char *sub = "lib64"; sub; sub = strcmp(sub, "lib64") ? NULL : "lib")
-		if (cvm_fmt(inner, sizeof(inner), "%s/%s", tk->display, sub) == 0 &&
-		    cvm_resolve_in_root(ctx->root, inner, res, sizeof(res)) == 0) {
-			snprintf(libdir, sizeof(libdir), "%s%s", ctx->root, res);
-			break;
-		}
+	if (lib_dir(ctx->root, tk, libdir, sizeof(libdir)) < 0)
+		libdir[0] = '\0';
 	/* The major a program built with the toolkit binds to: its headers', else the active one's. */
 	if (cvm_fmt(path, sizeof(path), "%s/include/cudnn_version.h", tk->path) == 0 &&
 	    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) == 0) {
@@ -930,13 +870,12 @@ int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct c
 			w->why = "active link";
 		goto found;
 	}
-	rp = calloc(1, sizeof(*rp));
-	if (!rp)
+	os = calloc(1, sizeof(*os));
+	if (!os)
 		return -ENOMEM;
-	rp->ctx = ctx;
-	read_cache(rp);
+	read_cache(ctx->root, os);
 	snprintf(so, sizeof(so), "libcudnn.so.%d", w->major);
-	cache_dir(rp, so, from, sizeof(from));
+	cache_dir(os, so, from, sizeof(from));
 	if (*from && cvm_fmt(path, sizeof(path), "%s%s", ctx->root, from) == 0 &&
 	    which_try(path, w->major, w)) {
 		w->why = "loader cache";
@@ -952,6 +891,6 @@ found:
 			 w->library + strlen(path));
 	r = 0;
 out:
-	free(rp);
+	free(os);
 	return r;
 }
