@@ -1,107 +1,70 @@
 /* SPDX-License-Identifier: MIT */
-#include <dirent.h>
-#include <errno.h>
+/*
+ * doctor's one sequence, the same on both platforms: the copies found, the
+ * store's own state, the driver, each copy, each toolkit, what runs now,
+ * the closing line. Where to look and what a program loads is the
+ * platform's (doctor_os.h: doctor_linux.c, doctor_win.c).
+ */
 #include <fcntl.h>
-#include <glob.h>
-#include <limits.h>
-#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <strings.h>
 
-#include "activate.h"
 #include "alloc.h"
+#include "compat.h"
 #include "cudnn.h"
 #include "doctor.h"
-#include "error.h"
-#include "findings.h"
+#include "doctor_os.h"
 #include "fsutil.h"
 #include "out.h"
-#include "proc.h"
-#include "ccgate.h"
-#include "procmap.h"
-#include "record.h"
-#include "smoke.h"
-#include "store.h"
-#include "toolkit.h"
-#include "trust.h"
+#include "version.h"
 
-struct copy {
-	char dir[PATH_MAX];		/* host path of the folder holding libcudnn.so.<N> */
-	char real[PATH_MAX];		/* realpath of the main library: identity */
-	char where[64];			/* "store", "CUDA 12.4", "LD_LIBRARY_PATH", "conda", ... */
-	int major;			/* of the soname */
-	unsigned long header, library, cudart;
-	bool managed;
-	bool untrusted;			/* not loaded: another user could have written it */
-};
-
-struct report {
-	struct cvm_ctx *ctx;
-	struct copy *c;
-	size_t n, cap;
-	struct cvm_findings f;
-	char cache[65536];		/* `ldconfig -p` output, "" when none */
-	char no_cache[160];		/* why there is none, "" when read */
-	bool said_no_cache;
-};
-
-static void problem(struct report *rp, const char *fix, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void problem(struct report *rp, const char *fix, const char *fmt, ...)
+struct cvm_doctor_copy *cvm_doctor_copy_find(const struct cvm_doctor_report *rp, const char *real)
 {
-	va_list ap;
-
-	va_start(ap, fmt);
-	cvm_findings_vproblem(&rp->f, fix, fmt, ap);
-	va_end(ap);
+	for (size_t i = 0; i < rp->n; i++)
+		if (!(CVM_WINDOWS ? strcasecmp(rp->c[i].real, real) : strcmp(rp->c[i].real, real)))
+			return &rp->c[i];
+	return NULL;
 }
 
-/* What doctor could not check, and why: said, so that "no problems" means what it says. */
-static void unchecked(struct report *rp, const char *what, const char *why)
+struct cvm_doctor_copy *cvm_doctor_copy_add(struct cvm_doctor_report *rp, const char *real,
+					    const char *where)
 {
-	cvm_findings_unchecked(&rp->f, what, why);
+	struct cvm_doctor_copy *c;
+
+	if (cvm_doctor_copy_find(rp, real) || CVM_GROW(rp->c, rp->n + 1, rp->cap) < 0)
+		return NULL;
+	c = &rp->c[rp->n++];
+	memset(c, 0, sizeof(*c));
+	snprintf(c->real, sizeof(c->real), "%s", real);
+	snprintf(c->where, sizeof(c->where), "%s", where);
+	return c;
 }
 
-/* The path as the user knows it (inside the root). */
-static const char *shown(const struct report *rp, const char *host)
-{
-	size_t rl = strlen(rp->ctx->root);
-
-	return rl && !strncmp(host, rp->ctx->root, rl) && host[rl] == '/' ? host + rl : host;
-}
-
-static void version_str(unsigned long v, char *buf, size_t len)
+void cvm_doctor_version_str(unsigned long v, char *buf, size_t len)
 {
 	struct cvm_version x;
 
+	/* Windows' listing says "-" for what a copy does not have (no headers, no resource). */
 	if (!v) {
-		snprintf(buf, len, "?");
+		snprintf(buf, len, "%s", CVM_WINDOWS ? "-" : "?");
 		return;
 	}
 	cvm_version_decode(v, &x);
 	cvm_version_format(&x, buf, len);
 }
 
-/* Reads the header version of the include folder next to a lib folder. */
-static unsigned long header_near(const char *libdir)
+unsigned long cvm_doctor_header(const char *dir, const char *const *rel, size_t n, const char *arg)
 {
-	/* The toolkit's and the wheel's ../include; Debian's packages: /usr/include/<triplet>/_v9. */
-	static const char *const rel[] = { "../include/cudnn_version.h", "../../include/cudnn_version.h",
-					   "../../include/%s/cudnn_version_v9.h",
-					   "../../include/%s/cudnn_version_v8.h", "../include/cudnn.h" };
-	const char *triplet = strrchr(libdir, '/') ? strrchr(libdir, '/') + 1 : libdir;
-	char path[PATH_MAX], sub[256], *text = NULL;
+	char path[4096], sub[256], *text = NULL;
 	struct cvm_version v;
 	size_t len;
 
-	for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		if (cvm_fmt(sub, sizeof(sub), rel[i], triplet) < 0 ||
-		    cvm_fmt(path, sizeof(path), "%s/%s", libdir, sub) < 0 ||
+	for (size_t i = 0; i < n; i++) {
+		if (cvm_fmt(sub, sizeof(sub), rel[i], arg) < 0 ||
+		    cvm_fmt(path, sizeof(path), "%s/%s", dir, sub) < 0 ||
 		    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) < 0)
 			continue;
 		int r = cvm_cudnn_header_version(text, len, &v);
@@ -112,179 +75,6 @@ static unsigned long header_near(const char *libdir)
 	return 0;
 }
 
-/* Adds the copy in dir if it has a libcudnn.so.<N> not seen yet. */
-static void consider(struct report *rp, const char *dir, const char *where, bool managed)
-{
-	char lib[PATH_MAX], real[PATH_MAX], path[PATH_MAX];
-	struct copy *c;
-
-	for (int major = 9; major >= 7; major--) {
-		if (cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", dir, major) < 0 || !realpath(lib, real))
-			continue;
-		for (size_t i = 0; i < rp->n; i++)
-			if (!strcmp(rp->c[i].real, real))
-				return;
-		if (CVM_GROW(rp->c, rp->n + 1, rp->cap) < 0)
-			return;
-		c = &rp->c[rp->n++];
-		memset(c, 0, sizeof(*c));
-		snprintf(c->dir, sizeof(c->dir), "%s", dir);
-		snprintf(c->real, sizeof(c->real), "%s", real);
-		snprintf(c->where, sizeof(c->where), "%s", where);
-		c->major = major;
-		c->managed = managed || (rp->ctx->store_open && !strncmp(real, rp->ctx->store.path,
-									strlen(rp->ctx->store.path)));
-		c->header = header_near(dir);
-		int r = cvm_smoke_probe(lib, &c->library, &c->cudart, path, sizeof(path));
-		if (r < 0)
-			c->library = 0;
-		c->untrusted = r == -CVM_E_PERM;
-		return;
-	}
-}
-
-static void consider_glob(struct report *rp, const char *pattern, const char *where)
-{
-	char pat[PATH_MAX];
-	glob_t g;
-
-	if (cvm_fmt(pat, sizeof(pat), "%s%s", rp->ctx->root, pattern) < 0 ||
-	    glob(pat, GLOB_NOSORT, NULL, &g) != 0)
-		return;
-	for (size_t i = 0; i < g.gl_pathc; i++)
-		consider(rp, g.gl_pathv[i], where, false);
-	globfree(&g);
-}
-
-/* Runs argv and keeps its stdout in buf: its exit status, or -1. */
-static int capture(char **argv, char *buf, size_t len)
-{
-	int status, r = cvm_proc_capture(argv, NULL, false, 30000, buf, len, &status);
-
-	return r < 0 ? -1 : WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-/* `ldconfig -p` of the root's cache, so that what programs find there is known. */
-static void read_cache(struct report *rp)
-{
-	const char *prog = getenv("CUDNNVM_LDCONFIG");
-	char cache[PATH_MAX];
-	char *argv[] = { NULL, (char *)"-p", (char *)"-C", cache, NULL };
-
-	rp->cache[0] = '\0';
-	if (prog && !*prog) {
-		snprintf(rp->no_cache, sizeof(rp->no_cache), "CUDNNVM_LDCONFIG is set and empty");
-		return;
-	}
-	argv[0] = (char *)(access("/sbin/ldconfig", X_OK) == 0 ? "/sbin/ldconfig" : "/usr/sbin/ldconfig");
-	if (cvm_fmt(cache, sizeof(cache), "%s/etc/ld.so.cache", rp->ctx->root) < 0 ||
-	    access(cache, R_OK) < 0) {
-		snprintf(rp->no_cache, sizeof(rp->no_cache), "/etc/ld.so.cache cannot be read");
-		return;
-	}
-	if (capture(argv, rp->cache, sizeof(rp->cache)) != 0) {
-		rp->cache[0] = '\0';
-		snprintf(rp->no_cache, sizeof(rp->no_cache), "'%s -p' failed", argv[0]);
-	}
-}
-
-/* The folder the loader cache names for soname, or "" (paths inside the root). */
-static void cache_dir(const struct report *rp, const char *soname, char *out, size_t len)
-{
-	size_t sl = strlen(soname);
-
-	out[0] = '\0';
-	for (const char *p = rp->cache; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-		while (*p == ' ' || *p == '\t')
-			p++;
-		if (strncmp(p, soname, sl) || p[sl] != ' ')
-			continue;
-		const char *arrow = strstr(p, "=> ");
-		if (!arrow)
-			continue;
-		size_t n = strcspn(arrow + 3, "\n");
-		snprintf(out, len, "%.*s", (int)n, arrow + 3);
-		char *slash = strrchr(out, '/');
-		if (slash)
-			*slash = '\0';
-		return;
-	}
-}
-
-/*
- * The first executable name on PATH, as execvp would find it, into out, when
- * it is trusted (trust.h; an untrusted one is said and skipped). 0 or < 0.
- */
-static int find_trusted(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-	struct cvm_trust t;
-	char what[PATH_MAX + 16];
-	int r;
-
-	for (const char *p = path ? path : "/usr/bin:/bin", *q; *p; p = *q ? q + 1 : q) {
-		q = strchrnul(p, ':');
-		if (q == p || cvm_fmt(out, len, "%.*s/%s", (int)(q - p), p, name) < 0 ||
-		    access(out, X_OK) < 0)
-			continue;
-		r = cvm_trust_check(out, &t);
-		if (r == -CVM_E_PERM && cvm_fmt(what, sizeof(what), "running '%s'", out) == 0)
-			cvm_trust_skip(what, &t);
-		return r;
-	}
-	return -ENOENT;
-}
-
-/* Containers often hide /proc/driver/nvidia: nvidia-smi still knows the version. */
-static void driver_from_smi(char *out, size_t len)
-{
-	char prog[PATH_MAX];
-	char *argv[] = { prog, (char *)"--query-gpu=driver_version",
-			 (char *)"--format=csv,noheader", NULL };
-	char buf[256];
-	size_t n;
-
-	out[0] = '\0';
-	if (find_trusted("nvidia-smi", prog, sizeof(prog)) < 0 || capture(argv, buf, sizeof(buf)) != 0)
-		return;
-	n = strspn(buf, "0123456789.");
-	if (n && n < len) {
-		memcpy(out, buf, n);
-		out[n] = '\0';
-	}
-}
-
-int cvm_doctor_parse_driver(const char *text, char *out, size_t len)
-{
-	const char *p = strstr(text, "Kernel Module");
-
-	if (!p)
-		return -CVM_E_NOTFOUND;
-	p += 13;
-	while (*p == ' ' || *p == '\t')
-		p++;
-	size_t n = strspn(p, "0123456789.");
-	if (!n || n >= len)
-		return -CVM_E_NOTFOUND;
-	memcpy(out, p, n);
-	out[n] = '\0';
-	return 0;
-}
-
-const char *cvm_doctor_min_driver(int cuda_major)
-{
-	switch (cuda_major) {
-	case 11:
-		return "450.80.02";
-	case 12:
-		return "525.60.13";
-	case 13:
-		return "580.65.06";
-	default:
-		return NULL;
-	}
-}
-
 static bool older(const char *have, const char *need)
 {
 	struct cvm_version a, b;
@@ -293,539 +83,70 @@ static bool older(const char *have, const char *need)
 	       cvm_version_cmp(&a, &b) < 0;
 }
 
-/* The per-copy checks: readable, whole, linked, complete, one major. */
-static void check_copy(struct report *rp, const struct copy *c)
+void cvm_doctor_check_driver(struct cvm_doctor_report *rp, const char *drv, int cuda_major,
+			     const char *what)
 {
-	static const char *const subs8[] = { "ops_infer", "ops_train", "cnn_infer", "cnn_train",
-					     "adv_infer", "adv_train", NULL };
-	static const char *const subs9[] = { "ops", "cnn", "adv", "graph", "heuristic",
-					     "engines_precompiled", "engines_runtime_compiled", NULL };
-	const char *const *subs = c->major >= 9 ? subs9 : subs8;
-	const char *d = shown(rp, c->dir);
-	char path[PATH_MAX], hv[32], lv[32], fix[PATH_MAX + 64];
-	struct dirent *de;
-	struct stat st;
-	DIR *dir;
+	const char *need = cvm_doctor_min_driver(cuda_major);
+	char fix[128];
 
-	version_str(c->header, hv, sizeof(hv));
-	version_str(c->library, lv, sizeof(lv));
-	if (c->untrusted) {
-		(void)cvm_fmt(fix, sizeof(fix), "%s/libcudnn.so.%d (the version it reports, its CUDA runtime)",
-			      d, c->major);
-		unchecked(rp, fix, "not loaded: another user could have written it (see the warning)");
-	} else if (!c->library)
-		problem(rp, "reinstall it; 'cudnnvm verify' names damaged files of managed versions",
-			"%s/libcudnn.so.%d does not load", d, c->major);
-	if (c->header && c->library && c->header != c->library)
-		problem(rp, c->managed ? "cudnnvm use <version> puts headers and libraries of one "
-			"version back" : "remove the stray headers or libraries, or 'cudnnvm adopt' "
-			"the copy after making it whole",
-			"%s: headers say cuDNN %s, the library is %s%s", d, hv, lv,
-			(c->header >= 90000) != (c->library >= 90000) ? " (different majors)" : "");
-	dir = opendir(c->dir);
-	while (dir && (de = readdir(dir))) {
-		if (strncmp(de->d_name, "libcudnn", 8))
-			continue;
-		if (cvm_fmt(path, sizeof(path), "%s/%s", c->dir, de->d_name) < 0)
-			continue;
-		if (stat(path, &st) < 0) {
-			(void)cvm_fmt(fix, sizeof(fix), "remove the link or reinstall (ls -l %s/%s)", d,
-				      de->d_name);
-			problem(rp, fix, "%s/%s is a broken link", d, de->d_name);
-			continue;
-		}
-		if (!(st.st_mode & S_IROTH)) {
-			(void)cvm_fmt(fix, sizeof(fix), "chmod a+r %s/%s", d, de->d_name);
-			problem(rp, fix, "%s/%s is not readable by other users", d, de->d_name);
-		}
-		if (st.st_size == 0)
-			problem(rp, "reinstall it (a copy that ran out of space or was cut short)",
-				"%s/%s is empty", d, de->d_name);
-	}
-	if (dir)
-		closedir(dir);
-	char missing[512] = "";
-	for (size_t i = 0; subs[i]; i++) {
-		if (cvm_fmt(path, sizeof(path), "%s/libcudnn_%s.so.%d", c->dir, subs[i], c->major) < 0 ||
-		    access(path, F_OK) == 0)
-			continue;
-		size_t o = strlen(missing);
-		snprintf(missing + o, sizeof(missing) - o, "%slibcudnn_%s.so.%d", o ? ", " : "", subs[i],
-			 c->major);
-	}
-	if (missing[0])
-		problem(rp, "copy every libcudnn_* file of the release, or install it with cudnnvm",
-			"%s lacks %s: cuDNN %d loads sub-libraries at the first convolution and fails "
-			"there", d, missing, c->major);
-}
-
-/*
- * The links the backend recorded in the toolkit of an active version: a
- * line of its record it refuses, a recorded link that is something else now.
- */
-static void check_links(struct report *rp, const struct cvm_toolkit *tk, const char *cuda,
-			const char *id)
-{
-	const struct cvm_backend *be = cvm_backend();
-	struct cvm_switch sw = { .store = &rp->ctx->store, .root = rp->ctx->root, .tk = tk,
-				 .cuda = cuda, .to = id };
-	char **what = NULL;
-	size_t n = 0;
-
-	if (!be->audit)
+	if (!drv[0] || !need || !older(drv, need))
 		return;
-	if (be->audit(&sw, &what, &n) < 0) {
-		unchecked(rp, "the links cudnnvm recorded in the toolkit", "cannot read them");
-		return;
-	}
-	for (size_t i = 0; i < n; i++)
-		problem(rp, "cudnnvm leaves what it did not write as it is: remove it to have "
-			"'cudnnvm use' put its link back (a refused line of the record is dropped by "
-			"the next 'cudnnvm use')", "CUDA %s: %s", cuda, what[i]);
-	cvm_strv_free(what, n);
+	snprintf(fix, sizeof(fix), "upgrade the NVIDIA driver to %s or newer", need);
+	cvm_findings_problem(&rp->f, fix, cvm_doctor_os()->driver_problem, what, cuda_major, need, drv);
 }
 
-/*
- * cuDNN's names in one of a toolkit's folders that are links leading
- * nowhere: what a deleted or broken active version leaves behind. A
- * program finds the name and fails to load it (or a build fails on a
- * header) instead of falling back to another copy.
- */
-static void check_dangling(struct report *rp, const char *cuda, const char *sub, const char *dir)
+/* What was found: a line per copy, or the "copies" array (the platform adds its own fields). */
+static void list_copies(const struct cvm_doctor_report *rp, const struct cvm_doctor_os *os,
+			cvm_json *jcopies)
 {
-	char names[512] = "", fix[256];
-	struct dirent *de;
-	struct stat st;
-	size_t n = 0, o = 0;
-	DIR *d = opendir(dir);
-	int fd;
+	char file[4096];
 
-	if (!d)
-		return;
-	fd = dirfd(d);
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, "libcudnn", 8) && strncmp(de->d_name, "cudnn", 5))
-			continue;
-		/* Leading nowhere: to no file, or through a file where a folder should be. */
-		if (fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode) ||
-		    fstatat(fd, de->d_name, &st, 0) == 0 || (errno != ENOENT && errno != ENOTDIR))
-			continue;
-		if (n++ < 4 && o < sizeof(names)) {
-			int k = snprintf(names + o, sizeof(names) - o, "%s%s", o ? ", " : "",
-					 cvm_safe(de->d_name));
-			o += k > 0 ? (size_t)k : 0;
-		}
-	}
-	closedir(d);
-	if (!n)
-		return;
-	snprintf(fix, sizeof(fix), "activate an installed version ('cudnnvm use VERSION --cuda %s'), "
-		 "which writes its links again; remove any such link that cudnnvm did not write", cuda);
-	problem(rp, fix, "%zu cuDNN link%s in the %s folder %s of CUDA %s lead%s nowhere: %s%s", n,
-		n == 1 ? "" : "s", sub, shown(rp, dir), cuda, n == 1 ? "s" : "", names,
-		n > 4 ? ", ..." : "");
-}
-
-/* Which copy a program built against tk would load, in the loader's order. */
-static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, cvm_json *jt)
-{
-	char libdir[PATH_MAX], inner[PATH_MAX], res[PATH_MAX], lib[PATH_MAX], real[PATH_MAX];
-	char cdir[PATH_MAX], why[128] = "", from[PATH_MAX] = "", cuda[16], id[160], conf[PATH_MAX];
-	const char *ldp = getenv("LD_LIBRARY_PATH");
-	const struct copy *own = NULL, *chosen = NULL;
-	int major = 0;
-
-	cvm_toolkit_name(tk, cuda, sizeof(cuda));
-	if (cvm_fmt(inner, sizeof(inner), "%s/lib64", tk->display) < 0 ||
-	    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) < 0)
-		if (cvm_fmt(inner, sizeof(inner), "%s/lib", tk->display) < 0 ||
-		    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) < 0)
-			return;
-	snprintf(libdir, sizeof(libdir), "%s%s", rp->ctx->root, res);
-	check_dangling(rp, cuda, "library", libdir);
-	if (cvm_fmt(inner, sizeof(inner), "%s/include", tk->display) == 0 &&
-	    cvm_resolve_in_root(rp->ctx->root, inner, res, sizeof(res)) == 0 &&
-	    cvm_fmt(cdir, sizeof(cdir), "%s%s", rp->ctx->root, res) == 0)
-		check_dangling(rp, cuda, "include", cdir);
-	/* By what the toolkit's library resolves to: a managed one is the store's copy. */
-	for (int m = 9; m >= 7 && !own; m--) {
-		if (cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", libdir, m) < 0 || !realpath(lib, real))
-			continue;
-		for (size_t i = 0; i < rp->n; i++)
-			if (!strcmp(rp->c[i].real, real))
-				own = &rp->c[i];
-	}
-	major = own ? own->major : 9;
-	/* LD_LIBRARY_PATH first, then the toolkit's folder, then the cache, then /lib and /usr/lib. */
-	for (const char *p = ldp ? ldp : "", *q; *p && !chosen; p = *q ? q + 1 : q) {
-		q = strchrnul(p, ':');
-		snprintf(cdir, sizeof(cdir), "%.*s", (int)(q - p), p);
-		if (!*cdir || cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", cdir, major) < 0 ||
-		    !realpath(lib, real))
-			continue;
-		for (size_t i = 0; i < rp->n; i++)
-			if (!strcmp(rp->c[i].real, real))
-				chosen = &rp->c[i];
-		snprintf(why, sizeof(why), "it comes first on LD_LIBRARY_PATH");
-	}
-	if (!chosen && own) {
-		chosen = own;
-		snprintf(why, sizeof(why), "the toolkit's own lib folder (on LD_LIBRARY_PATH or rpath)");
-	}
-	if (!chosen) {
-		char so[32];
-		snprintf(so, sizeof(so), "libcudnn.so.%d", major);
-		cache_dir(rp, so, from, sizeof(from));
-		if (*from && cvm_fmt(lib, sizeof(lib), "%s%s/%s", rp->ctx->root, from, so) == 0 &&
-		    realpath(lib, real)) {
-			for (size_t i = 0; i < rp->n; i++)
-				if (!strcmp(rp->c[i].real, real))
-					chosen = &rp->c[i];
-			snprintf(why, sizeof(why), "the loader cache (ldconfig) names it");
-		}
-	}
-	if (jt) {
-		cvm_json_set(jt, "cuda", cvm_json_string(cuda));
-		cvm_json_set(jt, "toolkit", cvm_json_string(tk->display));
-		cvm_json_set(jt, "loads", cvm_json_string(chosen ? shown(rp, chosen->real) : NULL));
-		cvm_json_set(jt, "why", cvm_json_string(chosen ? why : "no cuDNN found"));
-	} else if (chosen) {
-		char v[32];
-		version_str(chosen->library, v, sizeof(v));
-		cvm_info("CUDA %s (%s): programs load %s (cuDNN %s): %s", cuda, tk->display,
-			 shown(rp, chosen->real), v, why);
-	} else {
-		cvm_info("CUDA %s (%s): no cuDNN a program could load", cuda, tk->display);
-	}
-	if (chosen && own && chosen != own) {
-		char v1[32], v2[32];
-		version_str(chosen->library, v1, sizeof(v1));
-		version_str(own->library, v2, sizeof(v2));
-		problem(rp, "remove that folder from LD_LIBRARY_PATH, or select versions with "
-			"'cudnnvm exec' / 'cudnnvm env'",
-			"a program using CUDA %s loads cuDNN %s from %s, not the toolkit's own %s (%s)",
-			cuda, v1, shown(rp, chosen->dir), v2, shown(rp, own->dir));
-	}
-	if (chosen && chosen->cudart && (int)(chosen->cudart / 1000) != tk->major)
-		problem(rp, "install the build for this CUDA major ('cudnnvm install <version> --cuda "
-			"<X.Y>') and 'cudnnvm use' it",
-			"%s is built for CUDA %lu, but the toolkit is CUDA %s", shown(rp, chosen->real),
-			chosen->cudart / 1000, cuda);
-	/* A managed toolkit must be in the loader configuration, and the cache must know it. */
-	if (rp->ctx->store_open && cvm_active_get(&rp->ctx->store, cuda, id, sizeof(id)) == 0) {
-		check_links(rp, tk, cuda, id);
-		snprintf(conf, sizeof(conf), "%s/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf", rp->ctx->root,
-			 cuda);
-		if (access(conf, F_OK) < 0)
-			problem(rp, "run 'cudnnvm use' again for this toolkit",
-				"/etc/ld.so.conf.d/cudnnvm-cuda-%s.conf is missing: the loader cache does "
-				"not know %s", cuda, id);
-		else if (rp->cache[0]) {
-			char want[PATH_MAX];
-			snprintf(want, sizeof(want), "%s/active/cuda-%s/lib/libcudnn.so", rp->ctx->store.display,
-				 cuda);
-			if (!strstr(rp->cache, want))
-				problem(rp, "run ldconfig", "the loader cache is stale: it has no entry "
-					"for %s", want);
-		} else if (!rp->said_no_cache) {
-			rp->said_no_cache = true;
-			unchecked(rp, "whether the loader cache knows the active versions", rp->no_cache);
-		}
-	}
-}
-
-/*
- * Each GPU's compute capability (nvidia-smi) against the device code of the
- * version active for each toolkit, as its record has it (ccgate.h).
- */
-static void check_gpus(struct report *rp, const struct cvm_toolkit *t, size_t nt)
-{
-	char prog[PATH_MAX], buf[8192];
-	char *argv[] = { prog, (char *)"--query-gpu=index,name,compute_cap",
-			 (char *)"--format=csv,noheader", NULL };
-
-	if (rp->ctx->store.fd < 0 || find_trusted("nvidia-smi", prog, sizeof(prog)) < 0 ||
-	    capture(argv, buf, sizeof(buf)) != 0)
-		return;
-	for (size_t i = 0; i < nt; i++) {
-		struct cvm_record rec = { 0 };
-		char cuda[16], id[160], have[512];
-		int fd;
-		cvm_toolkit_name(&t[i], cuda, sizeof(cuda));
-		if (cvm_active_get(&rp->ctx->store, cuda, id, sizeof(id)) < 0)
-			continue;
-		fd = cvm_store_open_version(&rp->ctx->store, id);
-		if (fd < 0)
-			continue;
-		if (cvm_record_read(fd, id, &rec) < 0) {
-			close(fd);
-			continue;
-		}
-		close(fd);
-		cvm_ccgate_format(&rec.archs, have, sizeof(have));
-		for (char *line = buf, *next; line && *line; line = next) {
-			char why[600], fix[700], name[256] = "?";
-			int dev = -1, major = 0, minor = 0;
-			char *cc, *comma;
-			next = strchr(line, '\n');
-			if (next)
-				*next++ = '\0';
-			/* "0, NVIDIA B200, 10.0": the name may hold commas, the ends do not. */
-			cc = strrchr(line, ',');
-			comma = strchr(line, ',');
-			if (!cc || cc == comma || sscanf(line, "%d", &dev) != 1 ||
-			    sscanf(cc + 1, " %d.%d", &major, &minor) != 2)
-				continue;
-			{
-				const char *b = comma + 1;
-				while (b < cc && *b == ' ')
-					b++;
-				snprintf(name, sizeof(name), "%.*s", (int)(cc - b), b);
-			}
-			if (!cvm_ccgate_check(&rec.archs, rec.cudnn_version,
-					      rec.cuda_major >= 13 ? 13000 : 0, major, minor, why,
-					      sizeof(why)))
-				continue;
-			snprintf(fix, sizeof(fix), "install a cuDNN build whose device code serves %d.%d "
-				 "(sm_%d%d, or PTX of an older architecture) and 'cudnnvm use' it",
-				 major, minor, major, minor);
-			problem(rp, fix, "GPU %d (%s) has compute capability %d.%d, %s: cuDNN %s, active "
-				"for CUDA %s%s", dev, cvm_safe(name), major, minor, why, id, cuda,
-				rec.archs.known ? "" : " (its device code was not read: the table of "
-				"docs/cudnn-facts.md says so)");
-		}
-		cvm_record_release(&rec);
-	}
-}
-
-/* Running processes that mix copies or map a version no toolkit has active (procmap.h). */
-static void check_processes(struct report *rp, cvm_json *json)
-{
-	struct cvm_proc_cudnn *v = NULL;
-	size_t n = 0, unreadable = 0, shown_n = 0;
-	cvm_json *jp = json ? cvm_json_array() : NULL;
-	struct cvm_store *st = rp->ctx->store.fd >= 0 ? &rp->ctx->store : NULL;
-
-	if (cvm_procmap_scan(st, rp->ctx->root, &v, &n, &unreadable) < 0) {
-		unchecked(rp, "running processes", "cannot read /proc");
-		cvm_json_free(jp);
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const struct cvm_proc_cudnn *p = &v[i];
-		char copies[1024] = "", fix[1200];
-		size_t off = 0;
-		for (size_t k = 0; k < p->ng && off < sizeof(copies); k++)
-			off += (size_t)snprintf(copies + off, sizeof(copies) - off, "%s%s %s",
-						k ? ", " : "", p->g[k].kind, p->g[k].copy);
-		if (jp) {
-			cvm_json *o = cvm_json_object();
-			cvm_json_set(o, "pid", cvm_json_integer(p->pid));
-			cvm_json_set(o, "command", cvm_json_string(p->command));
-			cvm_json_set(o, "copies", cvm_json_string(copies));
-			cvm_json_set(o, "mixed", cvm_json_bool(p->mixed));
-			cvm_json_set(o, "not_active", cvm_json_bool(p->not_active));
-			cvm_json_append(jp, o);
-		}
-		if (!p->mixed && !p->not_active)
-			continue;
-		if (!json && !shown_n++)
-			cvm_info("Processes:");
-		if (p->mixed) {
-			snprintf(fix, sizeof(fix), "restart PID %ld with one copy on its loader path: "
-				 "take the others out of LD_LIBRARY_PATH, or run it through 'cudnnvm exec' "
-				 "with the version its Python package carries", (long)p->pid);
-			problem(rp, fix, "PID %ld (%s) maps %zu cuDNN copies: %s", (long)p->pid,
-				cvm_safe(p->command), p->ng, cvm_safe(copies));
-		} else {
-			snprintf(fix, sizeof(fix), "restart PID %ld after 'cudnnvm use' of the version it "
-				 "needs, or leave it if it runs through 'cudnnvm exec' on purpose",
-				 (long)p->pid);
-			problem(rp, fix, "PID %ld (%s) maps %s, which no toolkit has active", (long)p->pid,
-				cvm_safe(p->command), cvm_safe(copies));
-		}
-	}
-	if (unreadable && !rp->ctx->root[0] && geteuid() != 0)
-		unchecked(rp, "the cuDNN files other users' processes map", "their maps need root");
-	if (json)
-		cvm_json_set(json, "processes", jp);
-	cvm_procmap_free(v, n);
-}
-
-/* 0. whatever the loader cache knows */
-static void consider_cache(struct report *rp)
-{
-	char dir[PATH_MAX];
-
-	for (const char *p = rp->cache; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
-		const char *arrow = strstr(p, "=> "), *eol = strchrnul(p, '\n');
-		char *slash;
-		if (!arrow || arrow > eol || !strstr(p, "libcudnn.so.") || strstr(p, "libcudnn.so.") > eol)
-			continue;
-		snprintf(dir, sizeof(dir), "%s%.*s", rp->ctx->root, (int)(eol - arrow - 3), arrow + 3);
-		slash = strrchr(dir, '/');
-		if (slash)
-			*slash = '\0';
-		consider(rp, dir, "loader cache", false);
-	}
-}
-
-/* 1. the store */
-static void consider_store(struct report *rp)
-{
-	struct cvm_ctx *ctx = rp->ctx;
-	char dir[PATH_MAX], **ids = NULL;
-	size_t nids = 0;
-
-	if (ctx->store_open && cvm_store_list(&ctx->store, &ids, &nids) == 0)
-		for (size_t i = 0; i < nids; i++) {
-			snprintf(dir, sizeof(dir), "%s/versions/%s/lib", ctx->store.path, ids[i]);
-			consider(rp, dir, "store", true);
-		}
-	cvm_strv_free(ids, nids);
-}
-
-/* 2. each toolkit: its lib64, else its lib */
-static void consider_toolkits(struct report *rp, const struct cvm_toolkit *t, size_t nt)
-{
-	const char *root = rp->ctx->root;
-	char dir[PATH_MAX], where[64];
-
-	for (size_t i = 0; i < nt; i++) {
-		char inner[PATH_MAX], res[PATH_MAX];
-		snprintf(where, sizeof(where), "CUDA %d.%d toolkit", t[i].major, t[i].minor);
-		for (const char *sub = "lib64"; sub; sub = strcmp(sub, "lib64") ? NULL : "lib") {
-			if (cvm_fmt(inner, sizeof(inner), "%s/%s", t[i].display, sub) == 0 &&
-			    cvm_resolve_in_root(root, inner, res, sizeof(res)) == 0) {
-				snprintf(dir, sizeof(dir), "%s%s", root, res);
-				consider(rp, dir, where, false);
-				break;
-			}
-		}
-	}
-}
-
-/* 3. LD_LIBRARY_PATH (host paths, as the loader reads them) */
-static void consider_ld_path(struct report *rp, const char *ldp)
-{
-	char dir[PATH_MAX];
-
-	for (const char *p = ldp ? ldp : "", *q; *p; p = *q ? q + 1 : q) {
-		q = strchrnul(p, ':');
-		snprintf(dir, sizeof(dir), "%.*s", (int)(q - p), p);
-		if (*dir)
-			consider(rp, dir, "LD_LIBRARY_PATH", false);
-	}
-}
-
-/* 4. the loader's folders, conda environments, pip wheels */
-static void consider_known_folders(struct report *rp)
-{
-	char dir[PATH_MAX];
-
-	consider_glob(rp, "/usr/lib/x86_64-linux-gnu", "system");
-	consider_glob(rp, "/usr/lib/aarch64-linux-gnu", "system");
-	consider_glob(rp, "/usr/lib64", "system");
-	consider_glob(rp, "/usr/local/lib", "system");
-	consider_glob(rp, "/opt/conda/lib", "conda");
-	consider_glob(rp, "/opt/conda/envs/*/lib", "conda");
-	consider_glob(rp, "/usr/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
-	consider_glob(rp, "/usr/local/lib/python3*/*-packages/nvidia/cudnn/lib", "pip wheel");
-	consider_glob(rp, "/opt/*/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
-	consider_glob(rp, "/opt/*/.venv/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
-	consider_glob(rp, "/opt/*/*/lib/python3*/site-packages/nvidia/cudnn/lib", "pip wheel");
-	if (getenv("VIRTUAL_ENV") &&
-	    cvm_fmt(dir, sizeof(dir), "%s/lib/python3*/site-packages/nvidia/cudnn/lib",
-		    getenv("VIRTUAL_ENV")) == 0 && !rp->ctx->root[0])
-		consider_glob(rp, dir, "pip wheel");
-	if (getenv("CONDA_PREFIX") && cvm_fmt(dir, sizeof(dir), "%s/lib", getenv("CONDA_PREFIX")) == 0)
-		consider(rp, dir, "conda", false);
-}
-
-/* Conda and pip under the home folder (host paths: not looked at under a root). */
-static void consider_home(struct report *rp, const char *home)
-{
-	static const char *const pats[] = {
-		"%s/miniconda3/envs/*/lib", "%s/anaconda3/envs/*/lib", "%s/miniconda3/lib",
-		"%s/.local/lib/python3*/site-packages/nvidia/cudnn/lib",
-	};
-
-	if (!home || rp->ctx->root[0])
-		return;
-	for (size_t i = 0; i < sizeof(pats) / sizeof(pats[0]); i++) {
-		char pat[PATH_MAX];
-		glob_t g;
-		snprintf(pat, sizeof(pat), pats[i], home);
-		if (glob(pat, GLOB_NOSORT, NULL, &g) != 0)
-			continue;
-		for (size_t k = 0; k < g.gl_pathc; k++)
-			consider(rp, g.gl_pathv[k], strstr(pat, "nvidia") ? "pip wheel" : "conda", false);
-		globfree(&g);
-	}
-}
-
-static void list_copies(const struct report *rp, cvm_json *jcopies)
-{
 	if (!jcopies)
 		cvm_info("cuDNN copies found: %zu", rp->n);
 	for (size_t i = 0; i < rp->n; i++) {
-		char hv[32], lv[32];
-		const struct copy *c = &rp->c[i];
-		version_str(c->header, hv, sizeof(hv));
-		version_str(c->library, lv, sizeof(lv));
-		if (jcopies) {
-			cvm_json *o = cvm_json_object();
-			cvm_json_set(o, "path", cvm_json_string(shown(rp, c->real)));
-			cvm_json_set(o, "where", cvm_json_string(c->where));
-			cvm_json_set(o, "managed", cvm_json_bool(c->managed));
-			cvm_json_set(o, "header_version", cvm_json_integer((int64_t)c->header));
-			cvm_json_set(o, "library_version", cvm_json_integer((int64_t)c->library));
-			cvm_json_set(o, "cudart_version", cvm_json_integer((int64_t)c->cudart));
-			cvm_json_append(jcopies, o);
-		} else {
-			cvm_info("  %-9s headers %-8s %-18s %-12s %s", lv, hv, c->where,
-				 c->managed ? "managed" : "not managed", shown(rp, c->dir));
+		const struct cvm_doctor_copy *c = &rp->c[i];
+		cvm_json *o;
+		if (!jcopies) {
+			os->row(rp, c, NULL);
+			continue;
 		}
+		o = cvm_json_object();
+		cvm_json_set(o, "path", cvm_json_string(os->shown(rp, c->real, file, sizeof(file))));
+		cvm_json_set(o, "where", cvm_json_string(c->where));
+		cvm_json_set(o, "managed", cvm_json_bool(c->managed));
+		cvm_json_set(o, "header_version", cvm_json_integer((int64_t)c->header));
+		cvm_json_set(o, "library_version", cvm_json_integer((int64_t)c->library));
+		cvm_json_set(o, "cudart_version", cvm_json_integer((int64_t)c->cudart));
+		os->row(rp, c, o);
+		cvm_json_append(jcopies, o);
 	}
 }
 
-/* The driver's version, from the kernel module, else nvidia-smi; "" when none. */
-static void read_driver(char *drv, size_t len)
+/* The driver, said, then against what each copy's build needs. */
+static void check_copies(struct cvm_doctor_report *rp, const struct cvm_doctor_os *os,
+			 cvm_json *json, char *drv, size_t len)
 {
-	char *text = NULL;
-	size_t n;
-
-	if (cvm_read_file_at(AT_FDCWD, "/proc/driver/nvidia/version", 1 << 16, &text, &n) == 0) {
-		cvm_doctor_parse_driver(text, drv, len);
-		free(text);
-	}
+	os->driver(drv, len);
+	if (json)
+		cvm_json_set(json, "driver", cvm_json_string(drv[0] ? drv : NULL));
+	else
+		cvm_info("NVIDIA driver: %s", drv[0] ? drv : os->no_driver);
 	if (!drv[0])
-		driver_from_smi(drv, len);
-}
-
-/* Each copy, and the driver against what the copy's build needs. */
-static void check_copies(struct report *rp, const char *drv)
-{
-	for (size_t i = 0; i < rp->n; i++) {
-		const char *need = cvm_doctor_min_driver((int)(rp->c[i].cudart / 1000));
-		check_copy(rp, &rp->c[i]);
-		if (drv[0] && need && older(drv, need)) {
-			char fix[128];
-			snprintf(fix, sizeof(fix), "upgrade the NVIDIA driver to %s or newer", need);
-			problem(rp, fix, "%s is built for CUDA %lu, which needs driver %s; this one is %s",
-				shown(rp, rp->c[i].dir), rp->c[i].cudart / 1000, need, drv);
-		}
-	}
+		cvm_findings_unchecked(&rp->f, "whether the driver is new enough for each copy",
+				       "no NVIDIA driver found");
+	for (size_t i = 0; i < rp->n; i++)
+		os->check_copy(rp, &rp->c[i], drv);
 }
 
 int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 {
-	struct report rp = { .ctx = ctx };
+	const struct cvm_doctor_os *os = cvm_doctor_os();
+	struct cvm_doctor_report rp = { .ctx = ctx };
 	struct cvm_toolkit *t = NULL;
-	char drv[64] = "";
-	const char *ldp = getenv("LD_LIBRARY_PATH"), *home = getenv("HOME");
 	cvm_json *jcopies = NULL, *jtk = NULL;
+	char drv[64] = "";
 	size_t nt = 0;
+	int r;
 
 	if (json) {
 		jcopies = cvm_json_array();
@@ -834,124 +155,31 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 		cvm_json_set(json, "toolkits", jtk);
 	}
 	cvm_findings_init(&rp.f, json);
-	read_cache(&rp);
-	consider_cache(&rp);
-	consider_store(&rp);
+	r = os->begin(&rp);
+	if (r < 0)
+		goto out;
 	if (cvm_toolkits_find(ctx->root, &t, &nt) < 0)
 		nt = 0;
-	consider_toolkits(&rp, t, nt);
-	consider_ld_path(&rp, ldp);
-	consider_known_folders(&rp);
-	consider_home(&rp, home);
-	list_copies(&rp, jcopies);
+	os->find(&rp, t, nt);
+	list_copies(&rp, os, jcopies);
 	/* The store itself: its active links, and what its versions are made of. */
 	if (ctx->store_open)
 		cvm_findings_store(&rp.f, &ctx->store);
-	/* The driver, against what the builds need. */
-	read_driver(drv, sizeof(drv));
-	if (json)
-		cvm_json_set(json, "driver", cvm_json_string(drv[0] ? drv : NULL));
-	else
-		cvm_info("NVIDIA driver: %s", drv[0] ? drv : "none loaded (no GPU part can run here)");
-	if (!drv[0])
-		unchecked(&rp, "whether the driver is new enough for each copy", "no NVIDIA driver found");
-	check_copies(&rp, drv);
+	check_copies(&rp, os, json, drv, sizeof(drv));
+	if (os->intro)
+		os->intro(&rp, nt, json);
 	for (size_t i = 0; i < nt; i++) {
 		cvm_json *o = jtk ? cvm_json_object() : NULL;
-		check_toolkit(&rp, &t[i], o);
+		os->check_toolkit(&rp, &t[i], drv, o);
 		if (o)
 			cvm_json_append(jtk, o);
 	}
-	check_gpus(&rp, t, nt);
-	check_processes(&rp, json);
-	cvm_trust_skipped_json(json);
+	os->end(&rp, t, nt, json);
 	cvm_findings_summary(&rp.f);
-	cvm_toolkits_free(t, nt);
-	free(rp.c);
-	return rp.f.problems ? 1 : 0;
-}
-
-/* A found name of libcudnn.so.<major> in dir: fills the real file. */
-static bool which_try(const char *dir, int major, struct cvm_which *w)
-{
-	char lib[PATH_MAX];
-
-	return cvm_fmt(lib, sizeof(lib), "%s/libcudnn.so.%d", dir, major) == 0 &&
-	       realpath(lib, w->library) && cvm_fmt(w->name, sizeof(w->name), "%s", lib) == 0;
-}
-
-int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w)
-{
-	struct report *rp = NULL;
-	char inner[PATH_MAX], res[PATH_MAX], libdir[PATH_MAX] = "", path[PATH_MAX], cuda[16];
-	char id[160], so[32], from[PATH_MAX], *text = NULL;
-	const char *ldp = getenv("LD_LIBRARY_PATH");
-	struct cvm_version v;
-	size_t len, sl;
-	int r = -CVM_E_NOTFOUND, m;
-
-	memset(w, 0, sizeof(*w));
-	cvm_toolkit_name(tk, cuda, sizeof(cuda));
-	for (const char *sub = "lib64"; sub; sub = strcmp(sub, "lib64") ? NULL : "lib")
-		if (cvm_fmt(inner, sizeof(inner), "%s/%s", tk->display, sub) == 0 &&
-		    cvm_resolve_in_root(ctx->root, inner, res, sizeof(res)) == 0) {
-			snprintf(libdir, sizeof(libdir), "%s%s", ctx->root, res);
-			break;
-		}
-	/* The major a program built with the toolkit binds to: its headers', else the active one's. */
-	if (cvm_fmt(path, sizeof(path), "%s/include/cudnn_version.h", tk->path) == 0 &&
-	    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) == 0) {
-		if (cvm_cudnn_header_version(text, len, &v) == 0)
-			w->major = (int)v.part[0];
-		free(text);
-	}
-	if (!w->major && ctx->store_open && cvm_active_get(&ctx->store, cuda, id, sizeof(id)) == 0 &&
-	    cvm_store_parse_id(id, path, sizeof(path), &m, so, sizeof(so)) == 0 &&
-	    cvm_version_parse(path, &v) == 0)
-		w->major = (int)v.part[0];
-	for (m = 9; m >= 7 && !w->major; m--)
-		if (*libdir && which_try(libdir, m, w))
-			w->major = m;
-	if (!w->major)
-		w->major = 9;
-	/* As doctor reasons: LD_LIBRARY_PATH, the toolkit's own folder, the loader cache. */
-	for (const char *p = ldp ? ldp : "", *q; *p; p = *q ? q + 1 : q) {
-		q = strchrnul(p, ':');
-		snprintf(path, sizeof(path), "%.*s", (int)(q - p), p);
-		if (*path && which_try(path, w->major, w)) {
-			w->why = "LD_LIBRARY_PATH";
-			goto found;
-		}
-	}
-	if (*libdir && which_try(libdir, w->major, w)) {
-		w->why = "toolkit lib64";
-		sl = ctx->store_open ? strlen(ctx->store.path) : 0;
-		if (sl && !strncmp(w->library, ctx->store.path, sl) && w->library[sl] == '/')
-			w->why = "active link";
-		goto found;
-	}
-	rp = calloc(1, sizeof(*rp));
-	if (!rp)
-		return -ENOMEM;
-	rp->ctx = ctx;
-	read_cache(rp);
-	snprintf(so, sizeof(so), "libcudnn.so.%d", w->major);
-	cache_dir(rp, so, from, sizeof(from));
-	if (*from && cvm_fmt(path, sizeof(path), "%s%s", ctx->root, from) == 0 &&
-	    which_try(path, w->major, w)) {
-		w->why = "loader cache";
-		goto found;
-	}
-	goto out;
-found:
-	/* The version it belongs to, when it is the store's. */
-	sl = ctx->store_open ? strlen(ctx->store.path) : 0;
-	if (sl && cvm_fmt(path, sizeof(path), "%s/versions/", ctx->store.path) == 0 &&
-	    !strncmp(w->library, path, strlen(path)))
-		snprintf(w->id, sizeof(w->id), "%.*s", (int)strcspn(w->library + strlen(path), "/"),
-			 w->library + strlen(path));
-	r = 0;
+	r = rp.f.problems ? 1 : 0;
 out:
-	free(rp);
+	cvm_toolkits_free(t, nt);
+	os->release(&rp);
+	free(rp.c);
 	return r;
 }

@@ -6,8 +6,9 @@
  * doctor: every cuDNN copy the system has (the store, each toolkit, the
  * loader's folders and cache, LD_LIBRARY_PATH, conda environments, pip
  * wheels), which one a program using each toolkit would load and why, and
- * each problem found with its fix. doctor.c on Linux; doctor_win.c on
- * Windows (System32, the Windows folder, PATH: the DLL search order).
+ * each problem found with its fix. One sequence (doctor.c) over the
+ * platform's part (doctor_os.h): doctor_linux.c; doctor_win.c on Windows
+ * (System32, the Windows folder, PATH: the DLL search order).
  */
 #include "context.h"
 #include "json.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * doctor and which on Windows (doctor.h). A program finds cudnn64_N.dll by
+ * doctor and which on Windows (doctor.h, doctor_os.h). A program finds cudnn64_N.dll by
  * the DLL search order for a program that lives in another folder than the
  * DLL: its own folder first (not known here, so said), then System32, the
  * 16-bit System folder, the Windows folder, its working folder (not known
@@ -26,10 +26,9 @@
 #include <sys/stat.h>
 
 #include "activate.h"
-#include "alloc.h"
 #include "compat.h"
-#include "cudnn.h"
 #include "doctor.h"
+#include "doctor_os.h"
 #include "error.h"
 #include "findings.h"
 #include "fsutil.h"
@@ -43,25 +42,12 @@
 
 #define LEN 4096
 
-struct copy {
-	char dir[LEN];		/* the folder, as Windows writes it ('\') */
-	char real[LEN];		/* what its main DLL (headers alone: the header) resolves to: identity */
-	char dll[64];		/* "cudnn64_9.dll"; "" for headers alone */
-	char where[64];		/* "store", "CUDA 12.4 toolkit", "PATH", "System32", "conda", ... */
-	char id[160];		/* the store's version it is, or "" */
-	char resource[48];	/* the DLL's version resource as read, "" when it has none */
-	int major;		/* of the DLL's name; 0 for headers alone */
-	int cuda_major;		/* of the build when known (a store id), else 0 */
-	unsigned long header;	/* CUDNN_VERSION of the headers beside it, 0 when none */
-	unsigned long library;	/* of the version resource when that is a cuDNN version, else 0 */
-	bool empty;		/* a DLL of 0 bytes */
-};
-
-struct report {
-	struct cvm_ctx *ctx;
-	struct copy *c;
-	size_t n, cap;
-	struct cvm_findings f;
+/*
+ * A copy's real is what its main DLL (headers alone: the header) resolves
+ * to; its library version is the version resource's when that is a cuDNN
+ * version.
+ */
+struct cvm_doctor_os_state {
 	char *fresh;		/* the PATH a program started now gets, malloc'd; NULL: unreadable */
 	char *here;		/* this process's PATH when it differs from fresh, malloc'd, else NULL */
 	char store_real[LEN];	/* the store's folder, resolved; "" without a store */
@@ -83,18 +69,6 @@ static const char *win(const char *p, char *buf, size_t len)
 	return cvm_env_value(buf, len, p, NULL) == 0 ? buf : p;
 }
 
-static void version_str(unsigned long v, char *buf, size_t len)
-{
-	struct cvm_version x;
-
-	if (!v) {
-		snprintf(buf, len, "-");
-		return;
-	}
-	cvm_version_decode(v, &x);
-	cvm_version_format(&x, buf, len);
-}
-
 static int major_of(unsigned long v)
 {
 	struct cvm_version x;
@@ -104,13 +78,13 @@ static int major_of(unsigned long v)
 }
 
 /* The version as a person reads it: the resource's, the store's id, else the major of the name. */
-static void copy_version(const struct copy *c, char *buf, size_t len)
+static void copy_version(const struct cvm_doctor_copy *c, char *buf, size_t len)
 {
 	int cm;
 	char plat[64];
 
 	if (c->library)
-		version_str(c->library, buf, len);
+		cvm_doctor_version_str(c->library, buf, len);
 	else if (c->id[0] && cvm_store_parse_id(c->id, buf, len, &cm, plat, sizeof(plat)) == 0)
 		return;
 	else if (c->major)
@@ -123,20 +97,8 @@ static void copy_version(const struct copy *c, char *buf, size_t len)
 static unsigned long header_at(const char *incdir)
 {
 	static const char *const names[] = { "cudnn_version.h", "cudnn.h" };
-	char path[LEN], *text = NULL;
-	struct cvm_version v;
-	size_t len;
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (cvm_fmt(path, sizeof(path), "%s/%s", incdir, names[i]) < 0 ||
-		    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) < 0)
-			continue;
-		int r = cvm_cudnn_header_version(text, len, &v);
-		free(text);
-		if (r == 0)
-			return cvm_version_encode(&v);
-	}
-	return 0;
+	return cvm_doctor_header(incdir, names, sizeof(names) / sizeof(names[0]), "");
 }
 
 /* N of "cudnn64_N.dll" (any case), or 0. */
@@ -227,38 +189,21 @@ static void store_id_of(const char *store_real, const char *real, char *id, size
 	snprintf(id, len, "%.*s", (int)strcspn(real + sl + 10, "/"), real + sl + 10);
 }
 
-static struct copy *add_copy(struct report *rp)
-{
-	if (CVM_GROW(rp->c, rp->n + 1, rp->cap) < 0)
-		return NULL;
-	memset(&rp->c[rp->n], 0, sizeof(rp->c[0]));
-	return &rp->c[rp->n++];
-}
-
-static const struct copy *find_copy(const struct report *rp, const char *real)
-{
-	for (size_t i = 0; i < rp->n; i++)
-		if (!strcasecmp(rp->c[i].real, real))
-			return &rp->c[i];
-	return NULL;
-}
-
 /* Adds the copy in dir when it holds a cudnn64_N.dll not seen yet; NULL otherwise. */
-static struct copy *consider(struct report *rp, const char *dir, const char *where)
+static struct cvm_doctor_copy *consider(struct cvm_doctor_report *rp, const char *dir,
+					const char *where)
 {
 	char path[LEN], real[LEN], ver[64], plat[64];
 	unsigned v[4];
 	struct stat st;
-	struct copy *c;
+	struct cvm_doctor_copy *c;
 	int major = main_dll(dir, NULL);
 
 	if (!major || cvm_fmt(path, sizeof(path), "%s/cudnn64_%d.dll", dir, major) < 0 ||
-	    !realpath(path, real) || find_copy(rp, real) || !(c = add_copy(rp)))
+	    !realpath(path, real) || !(c = cvm_doctor_copy_add(rp, real, where)))
 		return NULL;
 	win(dir, c->dir, sizeof(c->dir));
-	snprintf(c->real, sizeof(c->real), "%s", real);
 	snprintf(c->dll, sizeof(c->dll), "cudnn64_%d.dll", major);
-	snprintf(c->where, sizeof(c->where), "%s", where);
 	c->major = major;
 	c->empty = stat(real, &st) == 0 && st.st_size == 0;
 	/* The zip's layout, the toolkit's, conda's Library and the wheel's: bin beside include. */
@@ -272,28 +217,30 @@ static struct copy *consider(struct report *rp, const char *dir, const char *whe
 			c->library = cvm_version_encode(&x);
 		}
 	}
-	store_id_of(rp->store_real, real, c->id, sizeof(c->id));
-	if (c->id[0] && cvm_store_parse_id(c->id, ver, sizeof(ver), &c->cuda_major, plat,
-					   sizeof(plat)) < 0)
+	store_id_of(rp->os->store_real, real, c->id, sizeof(c->id));
+	c->managed = c->id[0] != '\0';
+	if (c->managed && cvm_store_parse_id(c->id, ver, sizeof(ver), &c->cuda_major, plat,
+					     sizeof(plat)) < 0)
 		c->cuda_major = 0;
 	return c;
 }
 
 /* Headers with no DLL beside them (a toolkit's include after a partial hand copy). */
-static void consider_headers(struct report *rp, const char *incdir, const char *where)
+static void consider_headers(struct cvm_doctor_report *rp, const char *incdir, const char *where)
 {
-	char path[LEN], real[LEN];
+	char path[LEN], real[LEN], what[64];
 	unsigned long h = header_at(incdir);
-	struct copy *c;
+	struct cvm_doctor_copy *c;
 
 	if (!h || cvm_fmt(path, sizeof(path), "%s/cudnn_version.h", incdir) < 0 ||
 	    (!realpath(path, real) && (cvm_fmt(path, sizeof(path), "%s/cudnn.h", incdir) < 0 ||
-				       !realpath(path, real))) ||
-	    find_copy(rp, real) || !(c = add_copy(rp)))
+				       !realpath(path, real))))
+		return;
+	snprintf(what, sizeof(what), "%s (headers only)", where);
+	c = cvm_doctor_copy_add(rp, real, what);
+	if (!c)
 		return;
 	win(incdir, c->dir, sizeof(c->dir));
-	snprintf(c->real, sizeof(c->real), "%s", real);
-	snprintf(c->where, sizeof(c->where), "%s (headers only)", where);
 	c->header = h;
 }
 
@@ -302,7 +249,8 @@ static void consider_headers(struct report *rp, const char *incdir, const char *
  * comes before it in that name ("envs/<any>/Library/bin", "Python3<any>"):
  * each match, one level deep, never a walk.
  */
-static void consider_each(struct report *rp, const char *base, const char *pattern, const char *where)
+static void consider_each(struct cvm_doctor_report *rp, const char *base, const char *pattern,
+			  const char *where)
 {
 	char pat[LEN], parent[LEN], dir[LEN];
 	const char *star, *slash, *tail;
@@ -492,14 +440,14 @@ static const char *path_key(const char *dir)
 }
 
 /* The per-copy checks: whole, and headers of the DLL's version. */
-static void check_copy(struct report *rp, const struct copy *c)
+static void check_copy(struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c)
 {
 	char hv[32], lv[32];
 
 	if (!c->major)
 		return;
-	version_str(c->header, hv, sizeof(hv));
-	version_str(c->library, lv, sizeof(lv));
+	cvm_doctor_version_str(c->header, hv, sizeof(hv));
+	cvm_doctor_version_str(c->library, lv, sizeof(lv));
 	if (c->empty)
 		cvm_findings_problem(&rp->f, "reinstall it (a copy that ran out of space or was cut short)",
 				     "%s\\%s is empty", c->dir, c->dll);
@@ -519,29 +467,9 @@ static void check_copy(struct report *rp, const struct copy *c)
 				     c->dll);
 }
 
-static bool older(const char *have, const char *need)
-{
-	struct cvm_version a, b;
-
-	return cvm_version_parse(have, &a) == 0 && cvm_version_parse(need, &b) == 0 &&
-	       cvm_version_cmp(&a, &b) < 0;
-}
-
-static void check_driver(struct report *rp, const char *drv, int cuda_major, const char *what)
-{
-	const char *need = cvm_doctor_min_driver(cuda_major);
-	char fix[128];
-
-	if (!drv[0] || !need || !older(drv, need))
-		return;
-	snprintf(fix, sizeof(fix), "upgrade the NVIDIA driver to %s or newer", need);
-	cvm_findings_problem(&rp->f, fix, "%s (CUDA %d) needs NVIDIA driver %s or newer on Windows; "
-			     "this one is %s", what, cuda_major, need, drv);
-}
-
 
 /* How the toolkit's active version reaches programs (activate_windows.c): the junction, or the fallback. */
-static const char *link_mode(const struct report *rp, const char *cuda)
+static const char *link_mode(const struct cvm_doctor_report *rp, const char *cuda)
 {
 	char name[64];
 
@@ -554,7 +482,7 @@ static const char *link_mode(const struct report *rp, const char *cuda)
 }
 
 /* Running processes that have more than one cuDNN copy loaded (procmap_win.c, as ps). */
-static void check_processes(struct report *rp)
+static void check_processes(struct cvm_doctor_report *rp)
 {
 	struct cvm_proc_cudnn *v = NULL;
 	size_t n = 0, unreadable = 0;
@@ -581,13 +509,13 @@ static void check_processes(struct report *rp)
 }
 
 /* Each copy ahead of the active one (h[at]) in the search order: the first is what loads. */
-static void check_ahead(struct report *rp, const char *cuda, const char *name, const struct hit *h,
-			size_t at)
+static void check_ahead(struct cvm_doctor_report *rp, const char *cuda, const char *name,
+			const struct hit *h, size_t at)
 {
 	char fix[2 * LEN];
 
 	for (size_t i = 0; i < at; i++) {
-		const struct copy *c = find_copy(rp, h[i].real);
+		const struct cvm_doctor_copy *c = cvm_doctor_copy_find(rp, h[i].real);
 		char cv[32] = "?";
 		if (c)
 			copy_version(c, cv, sizeof(cv));
@@ -605,13 +533,13 @@ static void check_ahead(struct report *rp, const char *cuda, const char *name, c
 }
 
 /* A shell opened before the last change still has the old PATH: say what loads from it. */
-static void check_this_path(struct report *rp, const char *name, const struct hit *h, size_t n,
-			    cvm_json *jt)
+static void check_this_path(struct cvm_doctor_report *rp, const char *name, const struct hit *h,
+			    size_t n, cvm_json *jt)
 {
 	struct hit *hh = NULL;
 	size_t nh = 0;
 
-	if (rp->here && search(rp->here, name, &hh, &nh) == 0 &&
+	if (rp->os->here && search(rp->os->here, name, &hh, &nh) == 0 &&
 	    (nh != n || (n && strcasecmp(hh[0].real, h[0].real)))) {
 		if (jt)
 			cvm_json_set(jt, "loads_from_this_process", cvm_json_string(nh ? hh[0].file : NULL));
@@ -624,14 +552,14 @@ static void check_this_path(struct report *rp, const char *name, const struct hi
 }
 
 /* The DLL a program of tk loads by path, and every other copy of it on the way. */
-static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, const char *drv,
-			  cvm_json *jt)
+static void check_toolkit(struct cvm_doctor_report *rp, const struct cvm_toolkit *tk,
+			  const char *drv, cvm_json *jt)
 {
 	char cuda[16], id[160], active[LEN], name[32], bin[LEN], v[32], fix[2 * LEN], tkd[LEN];
 	const char *from = NULL;
 	struct hit *h = NULL;
 	size_t n = 0, others = 0, at = 0;
-	const struct copy *loaded = NULL;
+	const struct cvm_doctor_copy *loaded = NULL;
 	bool found_active;
 	int major, amajor;
 
@@ -640,14 +568,14 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, const
 	amajor = active_of(rp->ctx, cuda, id, sizeof(id), active);
 	major = wanted_major(tk, id, &from);
 	snprintf(name, sizeof(name), "cudnn64_%d.dll", major);
-	if (search(rp->fresh, name, &h, &n) < 0)
+	if (search(rp->os->fresh, name, &h, &n) < 0)
 		n = 0;
 	for (at = 0; at < n; at++)
 		if (active[0] && !strcasecmp(h[at].real, active))
 			break;
 	found_active = at < n;
 	if (n)
-		loaded = find_copy(rp, h[0].real);
+		loaded = cvm_doctor_copy_find(rp, h[0].real);
 	if (loaded)
 		copy_version(loaded, v, sizeof(v));
 	else
@@ -713,7 +641,7 @@ static void check_toolkit(struct report *rp, const struct cvm_toolkit *tk, const
 	{
 		char what[64];
 		snprintf(what, sizeof(what), "the CUDA %s toolkit", cuda);
-		check_driver(rp, drv, tk->major, what);
+		cvm_doctor_check_driver(rp, drv, tk->major, what);
 	}
 	check_this_path(rp, name, h, n, jt);
 	free(h);
@@ -760,24 +688,24 @@ static void read_driver(char *out, size_t len)
 }
 
 /* The PATHs: the one a program started now gets, and this process's when it differs. */
-static void read_paths(struct report *rp)
+static void read_paths(struct cvm_doctor_report *rp)
 {
 	const char *env = getenv("PATH");
-	int r = cvm_winenv_fresh_path(&rp->fresh);
+	int r = cvm_winenv_fresh_path(&rp->os->fresh);
 
 	if (r < 0) {
 		char why[128];
 		snprintf(why, sizeof(why), "the registry's Environment cannot be read (%s): this "
 			 "process's PATH is used instead", strerror(-r));
 		cvm_findings_unchecked(&rp->f, "the PATH a program started now gets", why);
-		rp->fresh = env ? strdup(env) : NULL;
-	} else if (env && strcasecmp(env, rp->fresh)) {
-		rp->here = strdup(env);
+		rp->os->fresh = env ? strdup(env) : NULL;
+	} else if (env && strcasecmp(env, rp->os->fresh)) {
+		rp->os->here = strdup(env);
 	}
 }
 
 /* Every copy: the store, the toolkits, the system folders, PATH, conda and pip under the profile. */
-static void find_copies(struct report *rp, const struct cvm_toolkit *t, size_t nt)
+static void find_copies(struct cvm_doctor_report *rp, const struct cvm_toolkit *t, size_t nt)
 {
 	static const char *const profile[][2] = {
 		{ "miniconda3/Library/bin", "conda" }, { "miniconda3/envs/*/Library/bin", "conda" },
@@ -810,7 +738,7 @@ static void find_copies(struct report *rp, const struct cvm_toolkit *t, size_t n
 			consider(rp, dir, "System folder");
 	}
 	for (int which = 0; which < 2; which++) {
-		const char *path = which ? rp->here : rp->fresh;
+		const char *path = which ? rp->os->here : rp->os->fresh;
 		for (const char *p = path ? path : "", *q; *p; p = *q ? q + 1 : q) {
 			q = strchrnul(p, ';');
 			if (q > p && cvm_fmt(dir, sizeof(dir), "%.*s", (int)(q - p), p) == 0)
@@ -828,80 +756,69 @@ static void find_copies(struct report *rp, const struct cvm_toolkit *t, size_t n
 	consider_each(rp, getenv("VIRTUAL_ENV"), "Lib/site-packages/nvidia/cudnn/bin", "pip wheel");
 }
 
-static void list_copies(const struct report *rp, cvm_json *jcopies)
+/* A copy's fields of Windows' own (the version and where it comes from), or its line of the listing. */
+static void row(const struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c, cvm_json *o)
 {
-	if (!jcopies)
-		cvm_info("cuDNN copies found: %zu", rp->n);
-	for (size_t i = 0; i < rp->n; i++) {
-		const struct copy *c = &rp->c[i];
-		char hv[32], lv[32], file[LEN];
-		const char *from = c->library ? "version resource" : c->id[0] ? "store id" :
-				   c->major ? "file name" : "-";
-		version_str(c->header, hv, sizeof(hv));
-		copy_version(c, lv, sizeof(lv));
-		win(c->real, file, sizeof(file));
-		if (jcopies) {
-			cvm_json *o = cvm_json_object();
-			cvm_json_set(o, "path", cvm_json_string(file));
-			cvm_json_set(o, "where", cvm_json_string(c->where));
-			cvm_json_set(o, "managed", cvm_json_bool(c->id[0] != '\0'));
-			cvm_json_set(o, "header_version", cvm_json_integer((int64_t)c->header));
-			cvm_json_set(o, "library_version", cvm_json_integer((int64_t)c->library));
-			/* The CUDA runtime it was built with is known only by loading it. */
-			cvm_json_set(o, "cudart_version", cvm_json_integer(0));
-			cvm_json_set(o, "major", cvm_json_integer(c->major));
-			cvm_json_set(o, "version_from", cvm_json_string(from));
-			cvm_json_set(o, "version_resource", cvm_json_string(c->resource[0] ? c->resource : NULL));
-			cvm_json_set(o, "cuda_major", cvm_json_integer(c->cuda_major));
-			cvm_json_append(jcopies, o);
-		} else {
-			cvm_info("  %-9s %-17s headers %-8s %-24s %-12s %s", lv, c->major ? from : "(no DLL)",
-				 hv, c->where, c->id[0] ? "managed" : "not managed", c->dir);
-		}
+	const char *from = c->library ? "version resource" : c->id[0] ? "store id" :
+			   c->major ? "file name" : "-";
+	char hv[32], lv[32];
+
+	(void)rp;
+	if (o) {
+		/* cudart_version is 0: the CUDA runtime it was built with is known only by loading it. */
+		cvm_json_set(o, "major", cvm_json_integer(c->major));
+		cvm_json_set(o, "version_from", cvm_json_string(from));
+		cvm_json_set(o, "version_resource", cvm_json_string(c->resource[0] ? c->resource : NULL));
+		cvm_json_set(o, "cuda_major", cvm_json_integer(c->cuda_major));
+		return;
 	}
+	cvm_doctor_version_str(c->header, hv, sizeof(hv));
+	copy_version(c, lv, sizeof(lv));
+	cvm_info("  %-9s %-17s headers %-8s %-24s %-12s %s", lv, c->major ? from : "(no DLL)", hv,
+		 c->where, c->managed ? "managed" : "not managed", c->dir);
 }
 
-int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
+static const char *shown(const struct cvm_doctor_report *rp, const char *path, char *buf,
+			 size_t len)
 {
-	struct report rp = { .ctx = ctx };
-	struct cvm_toolkit *t = NULL;
-	cvm_json *jcopies = NULL, *jtk = NULL;
-	char drv[64] = "";
-	size_t nt = 0;
+	(void)rp;
+	return win(path, buf, len);
+}
 
-	if (json) {
-		jcopies = cvm_json_array();
-		jtk = cvm_json_array();
-		cvm_json_set(json, "copies", jcopies);
-		cvm_json_set(json, "toolkits", jtk);
-	}
-	cvm_findings_init(&rp.f, json);
-	if (ctx->store_open && !realpath(ctx->store.path, rp.store_real))
-		rp.store_real[0] = '\0';
-	read_paths(&rp);
-	if (cvm_toolkits_find(ctx->root, &t, &nt) < 0)
-		nt = 0;
-	find_copies(&rp, t, nt);
-	list_copies(&rp, jcopies);
-	/* The store itself: its active links, and what its versions are made of. */
-	if (ctx->store_open)
-		cvm_findings_store(&rp.f, &ctx->store);
-	read_driver(drv, sizeof(drv));
-	if (json)
-		cvm_json_set(json, "driver", cvm_json_string(drv[0] ? drv : NULL));
-	else
-		cvm_info("NVIDIA driver: %s", drv[0] ? drv : "no NVIDIA driver found (no version "
-			 "resource of System32\\nvcuda.dll)");
-	if (!drv[0])
-		cvm_findings_unchecked(&rp.f, "whether the driver is new enough for each copy",
-				       "no NVIDIA driver found");
-	for (size_t i = 0; i < rp.n; i++) {
-		char what[LEN + 64];
-		check_copy(&rp, &rp.c[i]);
-		snprintf(what, sizeof(what), "%s\\%s", rp.c[i].dir, rp.c[i].dll);
-		if (rp.c[i].cuda_major)
-			check_driver(&rp, drv, rp.c[i].cuda_major, what);
-	}
+/* The store's folder, resolved, into out[LEN] ("" without one): what a store copy's real starts with. */
+static void store_real_of(struct cvm_ctx *ctx, char *out)
+{
+	if (!ctx->store_open || !realpath(ctx->store.path, out))
+		out[0] = '\0';
+}
+
+/* The store's folder and the PATHs: before the toolkits are looked for. */
+static int begin(struct cvm_doctor_report *rp)
+{
+	rp->os = calloc(1, sizeof(*rp->os));
+	if (!rp->os)
+		return -ENOMEM;
+	store_real_of(rp->ctx, rp->os->store_real);
+	read_paths(rp);
+	return 0;
+}
+
+/* The copy, and the driver against what its build needs (known from a store id alone). */
+static void check_copy_driver(struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c,
+			      const char *drv)
+{
+	char what[LEN + 64];
+
+	check_copy(rp, c);
+	snprintf(what, sizeof(what), "%s\\%s", c->dir, c->dll);
+	if (c->cuda_major)
+		cvm_doctor_check_driver(rp, drv, c->cuda_major, what);
+}
+
+/* The search order the toolkits' lines speak of (text only). */
+static void intro(struct cvm_doctor_report *rp, size_t nt, cvm_json *json)
+{
+	(void)rp;
 	if (!json)
 		cvm_info("DLL search order for a program in another folder: its own folder (not known "
 			 "here: a cuDNN DLL beside the program comes first), System32, the System folder, "
@@ -911,24 +828,50 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 	if (!nt && !json)
 		cvm_info("no CUDA toolkit found (CUDA_PATH, CUDA_PATH_V<X>_<Y>, %%ProgramFiles%%\\NVIDIA "
 			 "GPU Computing Toolkit\\CUDA\\v<X.Y>)");
-	for (size_t i = 0; i < nt; i++) {
-		cvm_json *o = jtk ? cvm_json_object() : NULL;
-		check_toolkit(&rp, &t[i], drv, o);
-		if (o)
-			cvm_json_append(jtk, o);
-	}
-	check_processes(&rp);
-	cvm_findings_summary(&rp.f);
-	cvm_toolkits_free(t, nt);
-	free(rp.fresh);
-	free(rp.here);
-	free(rp.c);
-	return rp.f.problems ? 1 : 0;
+}
+
+static void end(struct cvm_doctor_report *rp, const struct cvm_toolkit *t, size_t nt,
+		cvm_json *json)
+{
+	(void)t;
+	(void)nt;
+	(void)json;
+	check_processes(rp);
+}
+
+static void release(struct cvm_doctor_report *rp)
+{
+	if (!rp->os)
+		return;
+	free(rp->os->fresh);
+	free(rp->os->here);
+	free(rp->os);
+	rp->os = NULL;
+}
+
+static const struct cvm_doctor_os windows_doctor = {
+	.no_driver = "no NVIDIA driver found (no version resource of System32\\nvcuda.dll)",
+	.driver_problem = "%s (CUDA %d) needs NVIDIA driver %s or newer on Windows; this one is %s",
+	.begin = begin,
+	.find = find_copies,
+	.shown = shown,
+	.row = row,
+	.driver = read_driver,
+	.check_copy = check_copy_driver,
+	.intro = intro,
+	.check_toolkit = check_toolkit,
+	.end = end,
+	.release = release,
+};
+
+const struct cvm_doctor_os *cvm_doctor_os(void)
+{
+	return &windows_doctor;
 }
 
 int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w)
 {
-	char cuda[16], active_id[160], active[LEN], store_real[LEN] = "", name[32], *fresh = NULL;
+	char cuda[16], active_id[160], active[LEN], store_real[LEN], name[32], *fresh = NULL;
 	const char *from = NULL, *path;
 	struct hit *h = NULL;
 	bool is_active;
@@ -949,8 +892,7 @@ int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct c
 		goto out;
 	snprintf(w->name, sizeof(w->name), "%s", h[0].file);
 	win(h[0].real, w->library, sizeof(w->library));
-	if (ctx->store_open && !realpath(ctx->store.path, store_real))
-		store_real[0] = '\0';
+	store_real_of(ctx, store_real);
 	store_id_of(store_real, h[0].real, w->id, sizeof(w->id));
 	is_active = active[0] && !strcasecmp(h[0].real, active);
 	w->why = is_active ? "active PATH entry" : h[0].kind;

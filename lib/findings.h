@@ -3,8 +3,8 @@
 #define CUDNNVM_FINDINGS_H
 
 /*
- * What doctor found, told the same way on both platforms (doctor.c on
- * Linux, doctor_win.c on Windows): each problem with its fix, each thing it
+ * What doctor found, told the same way on both platforms (doctor.c over
+ * doctor_linux.c or doctor_win.c): each problem with its fix, each thing it
  * could not check with the reason (so that "no problems" means what it
  * says), and the closing line. As text on stderr (-q: the problems alone,
  * on stdout), or into the JSON document's "problems" and "not_checked".
