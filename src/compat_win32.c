@@ -1407,6 +1407,34 @@ void cvm_writeback(int fd, uint64_t off, uint64_t len)
 	(void)len;
 }
 
+ssize_t cvm_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	HANDLE h = fd_handle(fd);
+	LARGE_INTEGER pos = { 0 }, zero = { 0 };
+	bool restore;
+	ssize_t n;
+
+	if (h == INVALID_HANDLE_VALUE)
+		return -errno;
+	/* ReadFile at an offset moves a synchronous handle's file pointer: put it back, as pread leaves it. */
+	restore = SetFilePointerEx(h, zero, &pos, FILE_CURRENT) != 0;
+	n = pread(fd, buf, len, (off_t)off);
+	if (n < 0)
+		n = -errno;
+	if (restore)
+		SetFilePointerEx(h, pos, NULL, FILE_BEGIN);
+	return n;
+}
+
+bool cvm_fd_sequential(int fd, uint64_t min)
+{
+	HANDLE h = fd_handle(fd);
+	LARGE_INTEGER len = { 0 };
+
+	return h != INVALID_HANDLE_VALUE && GetFileType(h) == FILE_TYPE_DISK && GetFileSizeEx(h, &len) &&
+	       len.QuadPart > 0 && (uint64_t)len.QuadPart > min;
+}
+
 bool cvm_flush_each_file(void)
 {
 	return true;
