@@ -28,9 +28,9 @@ pkg_query = $(if $(pkg_missing),$(error $(PKG_CONFIG) cannot find $(pkg_missing)
 	$(foreach m,$(pkg_missing),$(PKG_DEB_$(m))))),$(shell $(PKG_CONFIG) $(1)))
 PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkg_query,--cflags $(PKGS)))$(PKG_CFLAGS)
 # libarchive, libcurl and libcrypto are loaded at run time (dynlib.c) by the
-# only files that use them (archive.c, fetch.c, digest.c), so that commands that
-# never read an archive, download or hash start fast: their headers are
-# needed, not their libraries.
+# only files that use them (archive.c, fetch.c, sha256_openssl.c), so that
+# commands that never read an archive, download or hash start fast: their
+# headers are needed, not their libraries.
 PKG_LIBS = $(eval PKG_LIBS := $(call pkg_query,--libs $(filter-out libarchive libcurl libcrypto,$(PKGS))))$(PKG_LIBS)
 
 # Our flags are always added; CFLAGS stays the user's.
@@ -70,13 +70,13 @@ endif
 vpath %.c src lib compat
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
 COMMON_SRCS := $(addprefix lib/,activate.c alloc.c archive.c bundle.c cache.c ccgate.c config.c cudnn.c \
-	doctor.c entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c install.c journal.c \
-	json.c lock.c manifest.c modulefiles.c out.c plan.c procmap_group.c record.c release.c select.c \
-	smoke_conv.c smoke_verdict.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
-LINUX_SRCS := compat/compat_posix.c $(addprefix lib/,activate_linux.c confine.c digest.c doctor_linux.c \
-	dynlib.c elfinfo.c fetch.c proc.c procmap.c smoke.c smoke_child.c)
-WIN_SRCS := compat/compat_win32.c $(addprefix lib/,digest_win.c doctor_win.c fetch_win.c proc_win.c \
-	procmap_win.c smoke_win.c unavailable_win.c activate_windows.c winenv.c)
+	digest.c doctor.c entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c install.c \
+	journal.c json.c lock.c manifest.c modulefiles.c out.c plan.c procmap_group.c record.c release.c \
+	select.c smoke_conv.c smoke_verdict.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
+LINUX_SRCS := compat/compat_posix.c $(addprefix lib/,activate_linux.c confine.c doctor_linux.c \
+	dynlib.c elfinfo.c fetch.c proc.c procmap.c sha256_openssl.c smoke.c smoke_child.c)
+WIN_SRCS := compat/compat_win32.c $(addprefix lib/,doctor_win.c fetch_win.c proc_win.c \
+	procmap_win.c sha256_cng.c smoke_win.c unavailable_win.c activate_windows.c winenv.c)
 LIB_SRCS := $(COMMON_SRCS) $(LINUX_SRCS)
 LIB_OBJS := $(addprefix $(O)/,$(notdir $(LIB_SRCS:.c=.o))) $(O)/manifests_data.o
 BIN_OBJS := $(O)/main.o $(CMD_SRCS:src/%.c=$(O)/%.o)

@@ -49,6 +49,17 @@ bool cvm_flush_each_file(void);
  * waiting (sync_file_range); nothing on Windows. Never fails. */
 void cvm_writeback(int fd, uint64_t off, uint64_t len);
 
+/* Reads up to len bytes of fd at off (pread, again when a signal interrupts
+ * it): the count, 0 at the end of the file, or -errno. The file offset is
+ * left as it was, on Windows too, where ReadFile at an offset moves it. */
+ssize_t cvm_pread(int fd, void *buf, size_t len, uint64_t off);
+
+/* Whether fd is a regular file (on Windows, a disk file) of more than min
+ * bytes, for a reader deciding whether reading ahead pays; when it is, the
+ * kernel is told it will be read sequentially (posix_fadvise; nothing on
+ * Windows). Never fails: false when fd cannot be asked. */
+bool cvm_fd_sequential(int fd, uint64_t min);
+
 /* The name of the user running us (getpwuid / GetUserNameW), UTF-8. */
 int cvm_os_user(char *buf, size_t len);
 

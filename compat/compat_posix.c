@@ -43,6 +43,27 @@ void cvm_writeback(int fd, uint64_t off, uint64_t len)
 	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
 }
 
+ssize_t cvm_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	do
+		n = pread(fd, buf, len, (off_t)off);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
+bool cvm_fd_sequential(int fd, uint64_t min)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size < 0 ||
+	    (uint64_t)st.st_size <= min)
+		return false;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	return true;
+}
+
 bool cvm_flush_each_file(void)
 {
 	return false;

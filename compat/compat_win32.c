@@ -589,19 +589,34 @@ int mkdirat(int dirfd, const char *name, mode_t mode)
 	return ok ? 0 : fail_win();
 }
 
-int unlinkat(int dirfd, const char *name, int flags)
+/*
+ * The wide path of name below dirfd, and its attributes in *a: the path (the
+ * caller frees it), or NULL with errno set, also when name does not exist
+ * (the *at() calls that look at what a name is before they act).
+ */
+static wchar_t *wpath_attrs(int dirfd, const char *name, DWORD *a)
 {
 	wchar_t *w = cvm_wpath_at(dirfd, name);
-	DWORD a;
+
+	if (!w)
+		return NULL;
+	*a = GetFileAttributesW(w);
+	if (*a == INVALID_FILE_ATTRIBUTES) {
+		free(w);
+		fail_win();
+		return NULL;
+	}
+	return w;
+}
+
+int unlinkat(int dirfd, const char *name, int flags)
+{
+	DWORD a = 0;
+	wchar_t *w = wpath_attrs(dirfd, name, &a);
 	BOOL ok;
 
 	if (!w)
 		return -1;
-	a = GetFileAttributesW(w);
-	if (a == INVALID_FILE_ATTRIBUTES) {
-		free(w);
-		return fail_win();
-	}
 	if (flags & AT_REMOVEDIR) {
 		ok = (a & FILE_ATTRIBUTE_DIRECTORY) ? RemoveDirectoryW(w) : (SetLastError(ERROR_DIRECTORY), FALSE);
 	} else if ((a & FILE_ATTRIBUTE_DIRECTORY) && !(a & FILE_ATTRIBUTE_REPARSE_POINT)) {
@@ -772,17 +787,12 @@ static ssize_t reparse_read(const wchar_t *w, char *buf, size_t len)
 ssize_t readlinkat(int dirfd, const char *name, char *buf, size_t len)
 {
 	char tmp[LINK_MAX];
-	wchar_t *w = cvm_wpath_at(dirfd, name);
-	DWORD a;
+	DWORD a = 0;
+	wchar_t *w = wpath_attrs(dirfd, name, &a);
 	ssize_t n;
 
 	if (!w)
 		return -1;
-	a = GetFileAttributesW(w);
-	if (a == INVALID_FILE_ATTRIBUTES) {
-		free(w);
-		return fail_win();
-	}
 	if (a & FILE_ATTRIBUTE_REPARSE_POINT) {
 		n = reparse_read(w, buf, len);
 	} else if ((n = link_file_read(w, tmp, sizeof(tmp))) >= 0) {
@@ -978,16 +988,13 @@ int link(const char *from, const char *to)
 
 int faccessat(int dirfd, const char *name, int mode, int flags)
 {
-	wchar_t *w = cvm_wpath_at(dirfd, name);
-	DWORD a;
+	DWORD a = 0;
+	wchar_t *w = wpath_attrs(dirfd, name, &a);
 
 	(void)flags;
 	if (!w)
 		return -1;
-	a = GetFileAttributesW(w);
 	free(w);
-	if (a == INVALID_FILE_ATTRIBUTES)
-		return fail_win();
 	if ((mode & W_OK) && (a & FILE_ATTRIBUTE_READONLY) && !(a & FILE_ATTRIBUTE_DIRECTORY)) {
 		errno = EACCES;
 		return -1;
@@ -1064,17 +1071,29 @@ int fchmodat(int dirfd, const char *name, mode_t mode, int flags)
 	return fstatat(dirfd, name, &st, flags);
 }
 
+/*
+ * pread's and pwrite's handle, with *ov set to off (ReadFile and WriteFile
+ * take the offset there) and *len cut to what one call moves (a DWORD, kept
+ * at 1 GiB): INVALID_HANDLE_VALUE with errno set when fd is not open.
+ */
+static HANDLE fd_at(int fd, off_t off, OVERLAPPED *ov, DWORD *len, size_t want)
+{
+	*ov = (OVERLAPPED){ 0 };
+	ov->Offset = (DWORD)((uint64_t)off & 0xffffffffu);
+	ov->OffsetHigh = (DWORD)((uint64_t)off >> 32);
+	*len = want > 0x40000000 ? 0x40000000 : (DWORD)want;
+	return fd_handle(fd);
+}
+
 ssize_t pread(int fd, void *buf, size_t len, off_t off)
 {
-	HANDLE h = fd_handle(fd);
-	OVERLAPPED ov = { 0 };
-	DWORD n = 0;
+	OVERLAPPED ov;
+	DWORD n = 0, want;
+	HANDLE h = fd_at(fd, off, &ov, &want, len);
 
 	if (h == INVALID_HANDLE_VALUE)
 		return -1;
-	ov.Offset = (DWORD)((uint64_t)off & 0xffffffffu);
-	ov.OffsetHigh = (DWORD)((uint64_t)off >> 32);
-	if (!ReadFile(h, buf, len > 0x40000000 ? 0x40000000 : (DWORD)len, &n, &ov)) {
+	if (!ReadFile(h, buf, want, &n, &ov)) {
 		if (GetLastError() == ERROR_HANDLE_EOF)
 			return 0;
 		return fail_win();
@@ -1084,15 +1103,13 @@ ssize_t pread(int fd, void *buf, size_t len, off_t off)
 
 ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
 {
-	HANDLE h = fd_handle(fd);
-	OVERLAPPED ov = { 0 };
-	DWORD n = 0;
+	OVERLAPPED ov;
+	DWORD n = 0, want;
+	HANDLE h = fd_at(fd, off, &ov, &want, len);
 
 	if (h == INVALID_HANDLE_VALUE)
 		return -1;
-	ov.Offset = (DWORD)((uint64_t)off & 0xffffffffu);
-	ov.OffsetHigh = (DWORD)((uint64_t)off >> 32);
-	if (!WriteFile(h, buf, len > 0x40000000 ? 0x40000000 : (DWORD)len, &n, &ov))
+	if (!WriteFile(h, buf, want, &n, &ov))
 		return fail_win();
 	return (ssize_t)n;
 }
@@ -1405,6 +1422,34 @@ void cvm_writeback(int fd, uint64_t off, uint64_t len)
 	(void)fd;
 	(void)off;
 	(void)len;
+}
+
+ssize_t cvm_pread(int fd, void *buf, size_t len, uint64_t off)
+{
+	HANDLE h = fd_handle(fd);
+	LARGE_INTEGER pos = { 0 }, zero = { 0 };
+	bool restore;
+	ssize_t n;
+
+	if (h == INVALID_HANDLE_VALUE)
+		return -errno;
+	/* ReadFile at an offset moves a synchronous handle's file pointer: put it back, as pread leaves it. */
+	restore = SetFilePointerEx(h, zero, &pos, FILE_CURRENT) != 0;
+	n = pread(fd, buf, len, (off_t)off);
+	if (n < 0)
+		n = -errno;
+	if (restore)
+		SetFilePointerEx(h, pos, NULL, FILE_BEGIN);
+	return n;
+}
+
+bool cvm_fd_sequential(int fd, uint64_t min)
+{
+	HANDLE h = fd_handle(fd);
+	LARGE_INTEGER len = { 0 };
+
+	return h != INVALID_HANDLE_VALUE && GetFileType(h) == FILE_TYPE_DISK && GetFileSizeEx(h, &len) &&
+	       len.QuadPart > 0 && (uint64_t)len.QuadPart > min;
 }
 
 bool cvm_flush_each_file(void)

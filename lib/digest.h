@@ -3,8 +3,9 @@
 #define CUDNNVM_DIGEST_H
 
 /*
- * SHA-256: the only interface to OpenSSL (digest.c, EVP only) or, on Windows,
- * to CNG (digest_win.c); the hex helpers are hex.c.
+ * SHA-256: the five context functions are the backend, the only interface to
+ * OpenSSL (sha256_openssl.c, EVP only) or, on Windows, to CNG (sha256_cng.c);
+ * cvm_sha256_fd is digest.c, once for both; the hex helpers are hex.c.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -15,7 +16,7 @@
 struct cvm_sha256;	/* opaque */
 
 /*
- * Makes SHA-256 ready: on Linux, loads libcrypto (digest.c); 0, or
+ * Makes SHA-256 ready: on Linux, loads libcrypto (sha256_openssl.c); 0, or
  * -CVM_E_NOTFOUND after one error naming the library. Called by the commands
  * that hash before they start; cvm_sha256_new calls it too.
  */

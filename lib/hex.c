@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Hex digests, shared by digest.c (OpenSSL) and digest_win.c (CNG). */
+/* Hex digests, shared by sha256_openssl.c (OpenSSL) and sha256_cng.c (CNG). */
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -2,8 +2,8 @@
 /*
  * SHA-256 (digest.h): known answers, incremental updates, cvm_sha256_fd on
  * the inline and the read-ahead path, and the hex helpers. The same checks
- * run against digest.c (OpenSSL) on Linux and, cross-built, against
- * digest_win.c (CNG) on Windows or under wine.
+ * run against sha256_openssl.c (OpenSSL) on Linux and, cross-built, against
+ * sha256_cng.c (CNG) on Windows or under wine; digest.c above both.
  */
 #include <errno.h>
 #include <fcntl.h>
