@@ -16,7 +16,8 @@ has_line() { printf '%s\n' "$1" | grep -Eq "$2"; }
 lacks() { ! grep -Eq -e "$2" "$1"; }
 
 SRC=$TESTS_DIR/../src
-INC=$TESTS_DIR/../include
+LIB=$TESTS_DIR/../lib
+COMPAT=$TESTS_DIR/../compat
 MANPAGE=$TESTS_DIR/../packaging/cudnnvm.1
 REPO=$TESTS_DIR/..
 
@@ -100,7 +101,7 @@ assert_rc 2 "help of an unknown command: exit 2"
 assert_err_contains "no-such-command" "help of an unknown command names it"
 
 # Every long option in an option table of the source is in the man page.
-mapfile -t OPTS < <(grep -ohE '\{ "[a-z0-9-]+", (no|required|optional)_argument' "$SRC"/*.c "$INC"/cudnnvm/*.h |
+mapfile -t OPTS < <(grep -ohE '\{ "[a-z0-9-]+", (no|required|optional)_argument' "$SRC"/*.[ch] "$LIB"/*.[ch] "$COMPAT"/*.[ch] |
 	sed -E 's/\{ "([a-z0-9-]+)".*/\1/' | sort -u)
 check "the source has at least 30 long options (found ${#OPTS[@]})" test "${#OPTS[@]}" -ge 30
 for o in "${OPTS[@]}"; do
@@ -108,7 +109,7 @@ for o in "${OPTS[@]}"; do
 done
 
 # Every CUDNNVM_* variable the source reads is in the man page.
-mapfile -t VARS < <(grep -ohE 'getenv\("CUDNNVM_[A-Z_]+"\)' "$SRC"/*.c | sed -E 's/getenv\("([A-Z_]+)"\)/\1/' | sort -u)
+mapfile -t VARS < <(grep -ohE 'getenv\("CUDNNVM_[A-Z_]+"\)' "$SRC"/*.c "$LIB"/*.c "$COMPAT"/*.c | sed -E 's/getenv\("([A-Z_]+)"\)/\1/' | sort -u)
 check "the source reads at least 8 CUDNNVM_* variables (found ${#VARS[@]})" test "${#VARS[@]}" -ge 8
 for v in "${VARS[@]}"; do
 	check "the man page documents $v" grep -q "\\b$v\\b" "$MANTXT"
@@ -116,11 +117,11 @@ done
 
 # The configuration file and each key the source asks it for.
 check "the man page documents ROOT/etc/cudnnvm.conf" grep -q "etc/cudnnvm.conf" "$MANTXT"
-mapfile -t KEYS < <(grep -ohE 'cvm_config_get\([^,]+, "[a-z_]+"' "$SRC"/*.c | sed -E 's/.*"([a-z_]+)"$/\1/' | sort -u)
+mapfile -t KEYS < <(grep -ohE 'cvm_config_get\([^,]+, "[a-z_]+"' "$SRC"/*.c "$LIB"/*.c | sed -E 's/.*"([a-z_]+)"$/\1/' | sort -u)
 check "the source reads at least one config key" test "${#KEYS[@]}" -ge 1
 for k in "${KEYS[@]}"; do
 	check "the man page documents the config key '$k'" grep -Eq "Known keys:.*\\b$k\\b" "$MANTXT"
-	check "config.c knows the key '$k' (no warning for it)" grep -q "\"$k\"" "$SRC/config.c"
+	check "config.c knows the key '$k' (no warning for it)" grep -q "\"$k\"" "$LIB/config.c"
 done
 
 # Every exit code, in the man page's EXIT STATUS and in --help.
@@ -133,7 +134,7 @@ for e in 0 1 2 3 4 5 77; do
 done
 
 # Comments and messages point only at documents the repository has.
-mapfile -t DOCS < <(grep -ohE '\b[a-z][a-z0-9_/-]*\.md\b' "$SRC"/*.c "$INC"/cudnnvm/*.h | sort -u)
+mapfile -t DOCS < <(grep -ohE '\b[a-z][a-z0-9_/-]*\.md\b' "$SRC"/*.[ch] "$LIB"/*.[ch] "$COMPAT"/*.[ch] | sort -u)
 for d in "${DOCS[@]}"; do
 	check "'$d', named in the source, is in the repository" test -f "$REPO/$d"
 done
