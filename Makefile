@@ -28,7 +28,7 @@ pkg_query = $(if $(pkg_missing),$(error $(PKG_CONFIG) cannot find $(pkg_missing)
 	$(foreach m,$(pkg_missing),$(PKG_DEB_$(m))))),$(shell $(PKG_CONFIG) $(1)))
 PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkg_query,--cflags $(PKGS)))$(PKG_CFLAGS)
 # libarchive, libcurl and libcrypto are loaded at run time (dynlib.c) by the
-# only files that use them (archive.c, fetch.c, digest.c), so that commands that
+# only files that use them (archive.c, fetch_curl.c, digest.c), so that commands that
 # never read an archive, download or hash start fast: their headers are
 # needed, not their libraries.
 PKG_LIBS = $(eval PKG_LIBS := $(call pkg_query,--libs $(filter-out libarchive libcurl libcrypto,$(PKGS))))$(PKG_LIBS)
@@ -69,8 +69,8 @@ COMMON_SRCS := $(addprefix src/,activate.c alloc.c archive.c bundle.c cache.c cc
 	manifest.c out.c plan.c procmap_group.c record.c release.c select.c smoke_conv.c \
 	smoke_verdict.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
 LINUX_SRCS := $(addprefix src/,activate_linux.c compat_posix.c confine.c digest.c doctor.c \
-	dynlib.c elfinfo.c fetch.c proc.c procmap.c smoke.c smoke_child.c)
-WIN_SRCS := $(addprefix src/,compat_win32.c digest_win.c doctor_win.c fetch_win.c proc_win.c \
+	dynlib.c elfinfo.c fetch_curl.c proc.c procmap.c smoke_linux.c smoke_child.c)
+WIN_SRCS := $(addprefix src/,compat_win32.c digest_win.c doctor_win.c fetch_winhttp.c proc_win.c \
 	procmap_win.c smoke_win.c unavailable_win.c activate_windows.c winenv.c)
 LIB_SRCS := $(COMMON_SRCS) $(LINUX_SRCS)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(O)/%.o) $(O)/manifests_data.o
