@@ -28,7 +28,7 @@ pkg_query = $(if $(pkg_missing),$(error $(PKG_CONFIG) cannot find $(pkg_missing)
 	$(foreach m,$(pkg_missing),$(PKG_DEB_$(m))))),$(shell $(PKG_CONFIG) $(1)))
 PKG_CFLAGS = $(eval PKG_CFLAGS := $(call pkg_query,--cflags $(PKGS)))$(PKG_CFLAGS)
 # libarchive, libcurl and libcrypto are loaded at run time (dynlib.c) by the
-# only files that use them (archive.c, fetch.c, sha256_openssl.c), so that
+# only files that use them (archive.c, fetch_curl.c, sha256_openssl.c), so that
 # commands that never read an archive, download or hash start fast: their
 # headers are needed, not their libraries.
 PKG_LIBS = $(eval PKG_LIBS := $(call pkg_query,--libs $(filter-out libarchive libcurl libcrypto,$(PKGS))))$(PKG_LIBS)
@@ -74,8 +74,8 @@ COMMON_SRCS := $(addprefix lib/,activate.c alloc.c archive.c bundle.c cache.c cc
 	journal.c json.c lock.c manifest.c modulefiles.c out.c plan.c procmap_group.c record.c release.c \
 	select.c smoke_conv.c smoke_verdict.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
 LINUX_SRCS := compat/compat_posix.c $(addprefix lib/,activate_linux.c confine.c doctor_linux.c \
-	dynlib.c elfinfo.c fetch.c proc.c procmap.c sha256_openssl.c smoke.c smoke_child.c)
-WIN_SRCS := compat/compat_win32.c $(addprefix lib/,doctor_win.c fetch_win.c proc_win.c \
+	dynlib.c elfinfo.c fetch_curl.c proc.c procmap.c sha256_openssl.c smoke_child.c smoke_linux.c)
+WIN_SRCS := compat/compat_win32.c $(addprefix lib/,doctor_win.c fetch_winhttp.c proc_win.c \
 	procmap_win.c sha256_cng.c smoke_win.c unavailable_win.c activate_windows.c winenv.c)
 LIB_SRCS := $(COMMON_SRCS) $(LINUX_SRCS)
 LIB_OBJS := $(addprefix $(O)/,$(notdir $(LIB_SRCS:.c=.o))) $(O)/manifests_data.o

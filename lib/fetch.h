@@ -3,12 +3,15 @@
 #define CUDNNVM_FETCH_H
 
 /*
- * Downloads: the only interface to libcurl (fetch.c). http://, https:// and
- * file:// URLs; TLS verification always on; proxies from the environment
- * (libcurl's defaults).
+ * Downloads: http://, https:// and file:// URLs; TLS verification always on;
+ * the system's proxies (libcurl's defaults from the environment, on Windows
+ * WinHTTP's). cvm_fetch (fetch_loop.c) over one transport per platform.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "out.h"
 
 /*
  * For a caller that works on the download while it arrives (install's
@@ -54,24 +57,61 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 bool cvm_fetch_supported(const char *url);
 
 /*
- * The steps of cvm_fetch that do not depend on the transfer (fetch_loop.c),
- * for fetch.c and fetch_win.c only.
+ * The transports below cvm_fetch (fetch_loop.c), for fetch_curl.c (libcurl)
+ * and fetch_winhttp.c (WinHTTP, file://) only: a transport moves the bytes
+ * of one request into the .part; resuming, retrying, hashing, verifying and
+ * keeping the file are cvm_fetch's, the same on every platform.
  */
-struct cvm_progress;
+
 struct cvm_sha256;
 
-/* Ctrl-C during a request: the progress line stopped, what is kept said. -EINTR. */
-int cvm_fetch_stopped(struct cvm_progress *pr, const char *url, uint64_t have, const char *part);
-/* Says that the request is tried again after delay_ms; returns the pause for
- * the next time (short again after progress, else doubled, up to 8 s). */
-long cvm_fetch_retrying(const char *url, uint64_t have, bool progressed, const char *what,
-			const char *detail, long delay_ms);
-/* A complete .part against size (0: any) and sha256 (NULL: not compared); hex
- * (CVM_SHA256_HEX bytes) gets its SHA-256. -CVM_E_INTEGRITY: the caller removes the .part. */
-int cvm_fetch_verify(const char *url, uint64_t have, uint64_t size, struct cvm_sha256 *sha,
-		     const char *sha256, char *hex);
-/* The verified .part (open as fd) synced and renamed to name: name opened read-only. */
-int cvm_fetch_keep(int dirfd, const char *part, const char *name, int fd, uint64_t have,
-		   const char *sha256, const char *hex);
+/* The .part of one download, which a transport's bytes go into. */
+struct cvm_fetch_part {
+	int fd;
+	struct cvm_sha256 *sha;
+	uint64_t have;			/* bytes in the .part (hashed) */
+	int error;			/* -errno from a write */
+	struct cvm_progress pr;
+	const struct cvm_fetch_hooks *hooks;	/* never NULL */
+};
+
+/* How one request ended: what decides its message and whether it is tried again. */
+enum cvm_fetch_end {
+	CVM_FETCH_DONE,			/* the body is complete */
+	CVM_FETCH_HTTP,			/* a status >= 400, in http */
+	CVM_FETCH_NOFILE,		/* a file:// that cannot be read */
+	CVM_FETCH_FAILED,		/* anything else: what and detail say */
+};
+
+struct cvm_fetch_result {
+	enum cvm_fetch_end how;
+	long http;			/* the status, 0 where none came */
+	bool transient;			/* worth another try: timeouts, resets, 5xx */
+	bool misfit;			/* the .part does not fit what the server has (416) */
+	const char *what;		/* the step that failed, in words */
+	char detail[256];		/* the transport's own words */
+};
+
+struct cvm_fetch_transport {
+	/* Ready for url: *state (NULL or the transport's) for request and close; or an error, said. */
+	int (*open)(const char *url, void **state);
+	/*
+	 * One request of url from p->have on: each byte through cvm_fetch_data,
+	 * how it ended into res. < 0 only for an error of the transport's own
+	 * (a write's is p->error); Ctrl-C (cvm_interrupted) ends it early.
+	 */
+	int (*request)(void *state, const char *url, const struct cvm_fetch_opts *o,
+		       struct cvm_fetch_part *p, struct cvm_fetch_result *res);
+	void (*close)(void *state);
+};
+
+/* The transport of this platform for url (one that cvm_fetch_supported takes). */
+const struct cvm_fetch_transport *cvm_fetch_transport(const char *url);
+
+/* Bytes of the body: written to the .part, hashed, told to the hooks. 0, or the error (also in p->error). */
+int cvm_fetch_data(struct cvm_fetch_part *p, const void *buf, size_t len);
+
+/* Starts the .part over (the server sent the whole file again): truncated, hash reset. 0 or -errno. */
+int cvm_fetch_restart(struct cvm_fetch_part *p);
 
 #endif

@@ -321,6 +321,114 @@ int cvm_smoke_gpu_end(struct cvm_smoke_report *res, int r, int ndev, cvm_json *g
 	return r;
 }
 
+/* The headers a build against this toolkit would see: there, and of the version tested. */
+static int check_headers(struct cvm_smoke_check *c, const struct cvm_smoke_os *os)
+{
+	c->header = cvm_smoke_header_version(c->inc, &c->hv);
+	if (!c->header)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/cudnn_version.h is missing or has no "
+			       "version macros", cvm_safe(c->inc_shown));
+	if (c->id && c->header != c->rec.cudnn_version)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: the headers in %s say cuDNN %lu, but %s %s "
+			       "is %lu", cvm_safe(c->inc_shown), c->header, os->tested, c->id,
+			       c->rec.cudnn_version);
+	return 0;
+}
+
+/* The dispatcher and every sub-library of the headers' major, in the library folder. */
+static int check_files(struct cvm_smoke_check *c, const struct cvm_smoke_os *os)
+{
+	const char *const *subs;
+	char sub[96];
+	int r;
+
+	os->lib_name(NULL, c->hv.part[0], c->name, sizeof(c->name));
+	r = os->check_lib(c->lib, c->name, c->shown);
+	subs = cvm_smoke_sublibs(c->hv.part[0]);
+	for (size_t i = 0; r == 0 && subs[i]; i++) {
+		os->lib_name(subs[i], c->hv.part[0], sub, sizeof(sub));
+		r = os->check_lib(c->lib, sub, c->shown);
+	}
+	if (r == 0 && c->header >= 92100) {
+		os->lib_name("engines_tensor_ir", 9, sub, sizeof(sub));
+		r = os->check_lib(c->lib, sub, c->shown);
+	}
+	return r;
+}
+
+/* The GPU part, then the libraries the process ended with; "gpu" and "loaded" into json. */
+static int gpu_part(struct cvm_smoke_check *c, const struct cvm_smoke_os *os,
+		    const struct cvm_archs *archs, cvm_json *json)
+{
+	cvm_json *gpu = cvm_json_object(), *mapped = cvm_json_array();
+	int r, ndev = 0;
+
+	if (!gpu || !mapped) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = cvm_smoke_gpu_judge(c->res, c->libv, c->cudart, archs, gpu, &ndev);
+	r = os->mapped(c, mapped, r);
+	r = cvm_smoke_gpu_end(c->res, r, ndev, gpu);
+	os->loaded_line(c, mapped, ndev, r);
+	if (json) {
+		cvm_json_set(json, "gpu", gpu);
+		cvm_json_set(json, "loaded", mapped);
+		gpu = mapped = NULL;
+	}
+out:
+	cvm_json_free(gpu);
+	cvm_json_free(mapped);
+	return r;
+}
+
+int cvm_smoke_drive(struct cvm_smoke_check *c, const struct cvm_smoke_os *os,
+		    const struct cvm_smoke_opts *o, cvm_json *json)
+{
+	struct cvm_archs archs = { 0 };
+	char devarg[16];
+	char *argv[10] = { NULL };
+	int r;
+
+	r = os->paths(c);
+	if (r < 0)
+		return r;
+	if (c->id) {
+		r = cvm_smoke_read_record(c->ctx, c->id, &c->rec);
+		if (r < 0)
+			return r;
+	}
+	r = check_headers(c, os);
+	if (r == 0)
+		r = check_files(c, os);
+	if (r == 0)
+		r = os->prepare(c, argv);
+	if (r < 0)
+		goto out;
+	cvm_smoke_child_opts(o, argv, 4, devarg, sizeof(devarg));
+	c->res = calloc(1, sizeof(*c->res));
+	if (!c->res) {
+		r = -ENOMEM;
+		goto out;
+	}
+	r = os->load(c, argv);
+	if (r == 0)
+		r = os->check_library(c, json);
+	if (r < 0)
+		goto out;
+	os->device_code(c, &archs);
+	r = gpu_part(c, os, &archs, json);
+out:
+	if (r < 0 && r != -CVM_E_SKIPPED)
+		cvm_smoke_show_log(c->res);
+	free(c->res);
+	c->res = NULL;
+	if (os->release)
+		os->release(c);
+	cvm_record_release(&c->rec);
+	return r;
+}
+
 int cvm_smoke_run(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
 		  const struct cvm_smoke_opts *o, cvm_json *json)
 {

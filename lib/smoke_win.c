@@ -429,10 +429,11 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 		    size_t len)
 {
 	/* Only the version; the file is loaded as itself (a path), its imports found beside it. */
-	char exe[4096], dir[4096], val[64];
+	char exe[4096], dir[4096];
 	char *argv[] = { exe, (char *)"__smoke-child", (char *)lib, dir, (char *)"--no-gpu",
 			 (char *)"--no-subs", NULL };
 	struct cvm_smoke_report *res;
+	unsigned long cr = 0;
 	int r = -CVM_E_SMOKE;
 
 	/* Windows guards files with ACLs, not owners: trust.h has nothing to check here yet. */
@@ -443,11 +444,8 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 	if (!res)
 		return -ENOMEM;
 	run_child(argv, NULL, res);
-	if (res->status >= 0 && cvm_smoke_get(res, "version", val, sizeof(val))) {
-		*version = strtoul(val, NULL, 10);
-		*cudart = cvm_smoke_get(res, "cudart", val, sizeof(val)) ? strtoul(val, NULL, 10) : 0;
-		if (!cvm_smoke_get(res, "path", path, len))
-			snprintf(path, len, "%s", lib);
+	if (res->status >= 0 && cvm_smoke_versions(res, version, &cr, path, len, lib)) {
+		*cudart = cr;
 		r = 0;
 	}
 	free(res);
@@ -517,206 +515,161 @@ static int check_from(const struct cvm_smoke_report *res, const char *bin, const
 	return r;
 }
 
-/* What the steps of cvm_smoke_check share. */
+/* A test on Windows: what cvm_smoke_check shares, and the child's PATH. */
 struct check {
-	struct cvm_ctx *ctx;
-	const struct cvm_toolkit *tk;
-	const char *id;			/* the version tested, or NULL */
-	const char *what;		/* bin in words */
-	struct cvm_record rec;		/* id's record */
-	struct cvm_version hv;		/* the headers' version */
-	struct cvm_smoke_report *res;
-	char root[4096], bin[4096], inc[4096], display[4096], exe[4096], dll[64];
-	char loaded[4096];		/* the file the child's DLL search took */
+	struct cvm_smoke_check c;	/* first: the operations get &c */
+	const char *what;		/* c.lib in words */
+	char root[4096], exe[4096];
 	char *fresh, *cpath;		/* PATH from the registry; the child's PATH */
-	unsigned long header, libv, cudart;
 };
 
+static struct check *of(struct cvm_smoke_check *c)
+{
+	return (struct check *)c;
+}
+
+static const struct check *of_const(const struct cvm_smoke_check *c)
+{
+	return (const struct check *)c;
+}
+
 /* A managed version's own folder; without one, a copy in the toolkit (NVIDIA's manual install). */
-static int version_paths(struct check *c)
+static int version_paths(struct cvm_smoke_check *sc)
 {
+	struct check *c = of(sc);
 	int r;
 
-	if (c->id)
-		r = cvm_fmt(c->root, sizeof(c->root), "%s/versions/%s", c->ctx->store.path, c->id);
+	if (sc->id)
+		r = cvm_fmt(c->root, sizeof(c->root), "%s/versions/%s", sc->ctx->store.path, sc->id);
 	else
-		r = cvm_fmt(c->root, sizeof(c->root), "%s", c->tk->path);
+		r = cvm_fmt(c->root, sizeof(c->root), "%s", sc->tk->path);
 	if (r == 0)
-		r = cvm_fmt(c->bin, sizeof(c->bin), "%s/bin", c->root);
+		r = cvm_fmt(sc->lib, sizeof(sc->lib), "%s/bin", c->root);
 	if (r == 0)
-		r = cvm_fmt(c->inc, sizeof(c->inc), "%s/include", c->root);
-	if (r == 0 && c->id)
-		r = cvm_fmt(c->display, sizeof(c->display), "%s/versions/%s/bin", c->ctx->store.display,
-			    c->id);
+		r = cvm_fmt(sc->inc, sizeof(sc->inc), "%s/include", c->root);
+	if (r == 0)
+		r = cvm_fmt(sc->inc_shown, sizeof(sc->inc_shown), "%s", sc->inc);
+	if (r == 0 && sc->id)
+		r = cvm_fmt(sc->shown, sizeof(sc->shown), "%s/versions/%s/bin", sc->ctx->store.display,
+			    sc->id);
 	else if (r == 0)
-		r = cvm_fmt(c->display, sizeof(c->display), "%s/bin", c->tk->display);
-	return r;
-}
-
-/* The headers: there, and of the version tested. */
-static int check_headers(struct check *c)
-{
-	c->header = cvm_smoke_header_version(c->inc, &c->hv);
-	if (!c->header)
-		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/cudnn_version.h is missing or has no "
-			       "version macros", cvm_safe(c->inc));
-	if (c->id && c->header != c->rec.cudnn_version)
-		return cvm_err(-CVM_E_SMOKE, "smoke test: the headers in %s say cuDNN %lu, but the "
-			       "version %s is %lu", cvm_safe(c->inc), c->header, c->id,
-			       c->rec.cudnn_version);
-	return 0;
-}
-
-/* The dispatcher and every sub-library of the headers' major, in bin. */
-static int check_files(struct check *c)
-{
-	const char *const *subs;
-	int r;
-
-	dll_name(NULL, c->hv.part[0], c->dll, sizeof(c->dll));
-	r = check_dll(c->bin, c->dll, c->display);
-	subs = cvm_smoke_sublibs(c->hv.part[0]);
-	for (size_t i = 0; r == 0 && subs[i]; i++) {
-		char sub[96];
-		dll_name(subs[i], c->hv.part[0], sub, sizeof(sub));
-		r = check_dll(c->bin, sub, c->display);
-	}
-	if (r == 0 && c->header >= 92100)
-		r = check_dll(c->bin, "cudnn_engines_tensor_ir64_9.dll", c->display);
+		r = cvm_fmt(sc->shown, sizeof(sc->shown), "%s/bin", sc->tk->display);
 	return r;
 }
 
 /* What a program started now gets, and the toolkit's bin, where its CUDA runtime is. */
-static int child_env(struct check *c)
+static int child_env(struct cvm_smoke_check *sc, char **argv)
 {
+	struct check *c = of(sc);
 	char tkbin[4096];
 	int r;
 
+	argv[0] = c->exe;
+	argv[1] = (char *)"__smoke-child";
+	argv[2] = sc->name;
+	argv[3] = sc->lib;
 	r = cvm_winenv_fresh_path(&c->fresh);
 	if (r < 0)
 		return cvm_err(r, "smoke test: cannot read PATH from the registry: %s", strerror(-r));
-	r = cvm_fmt(tkbin, sizeof(tkbin), "%s/bin", c->tk->path);
+	r = cvm_fmt(tkbin, sizeof(tkbin), "%s/bin", sc->tk->path);
 	if (r == 0)
 		r = (c->cpath = child_path(c->fresh, tkbin)) ? self_exe(c->exe, sizeof(c->exe)) : -ENOMEM;
 	return r;
 }
 
 /* The loader part: the child loads the dispatcher by name, as a program started now would. */
-static int load_in_child(struct check *c, char **argv)
+static int load_in_child(struct cvm_smoke_check *sc, char **argv)
 {
 	int r;
 
-	r = run_child(argv, c->cpath, c->res);
+	r = run_child(argv, of(sc)->cpath, sc->res);
 	if (r == -ETIMEDOUT)
 		return cvm_err(-CVM_E_SMOKE, "smoke test: loading %s did not finish in %.0f s: killed",
-			       c->dll, cvm_smoke_timeout_s());
+			       sc->name, cvm_smoke_timeout_s());
 	if (r < 0)
 		return cvm_err(r, "smoke test: cannot run the child: %s", strerror(-r));
-	if (!cvm_smoke_versions(c->res, &c->libv, &c->cudart, c->loaded, sizeof(c->loaded), c->dll)) {
+	if (!cvm_smoke_versions(sc->res, &sc->libv, &sc->cudart, sc->loaded, sizeof(sc->loaded),
+				sc->name)) {
 		char e[1024];
-		if (!cvm_smoke_get(c->res, "error", e, sizeof(e)))
+		if (!cvm_smoke_get(sc->res, "error", e, sizeof(e)))
 			snprintf(e, sizeof(e), "no answer from the child (exit %d)",
-				 WEXITSTATUS(c->res->status));
+				 WEXITSTATUS(sc->res->status));
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s", cvm_safe(e));
 	}
 	return 0;
 }
 
 /* The version checks: the DLL loaded is the version's, and the headers' release. */
-static int check_library(struct check *c, cvm_json *json)
+static int check_library(struct cvm_smoke_check *sc, cvm_json *json)
 {
+	const struct check *c = of(sc);
 	char val[4096], dir[4096], why[1024];
 
-	cvm_smoke_library(c->tk, c->id, c->loaded, c->header, c->libv, c->cudart, json);
-	if (!cvm_out.json && cvm_smoke_get(c->res, "cudart_path", val, sizeof(val)))
+	cvm_smoke_library(sc->tk, sc->id, sc->loaded, sc->header, sc->libv, sc->cudart, json);
+	if (!cvm_out.json && cvm_smoke_get(sc->res, "cudart_path", val, sizeof(val)))
 		cvm_info("  runtime   %s", cvm_safe(val));
 	/* The file the search found first must be the version's, whatever it reports. */
-	folder_of(c->loaded, dir, sizeof(dir));
-	if (!same_object(dir, c->bin)) {
-		why_there(dir, c->bin, c->what, c->cpath, why, sizeof(why));
+	folder_of(sc->loaded, dir, sizeof(dir));
+	if (!same_object(dir, sc->lib)) {
+		why_there(dir, sc->lib, c->what, c->cpath, why, sizeof(why));
 		return cvm_err(-CVM_E_SMOKE, "smoke test: a program started now loads %s, not the one "
-			       "in %s: %s", cvm_safe(c->loaded), cvm_safe(c->display), cvm_safe(why));
+			       "in %s: %s", cvm_safe(sc->loaded), cvm_safe(sc->shown), cvm_safe(why));
 	}
-	if (c->libv != c->header)
+	if (sc->libv != sc->header)
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %lu, but the headers in %s "
-			       "say %lu: headers and library of different versions", cvm_safe(c->loaded),
-			       c->libv, cvm_safe(c->inc), c->header);
+			       "say %lu: headers and library of different versions", cvm_safe(sc->loaded),
+			       sc->libv, cvm_safe(sc->inc), sc->header);
 	return 0;
 }
 
-/* The GPU part, then the DLLs the process ended with; "gpu" and "loaded" into json. */
-static int gpu_part(struct check *c, cvm_json *json)
+/* The device code this build carries: the record's (a DLL's is not read here). */
+static void device_code(const struct cvm_smoke_check *c, struct cvm_archs *archs)
 {
-	struct cvm_archs archs = { 0 };
-	cvm_json *gpu = cvm_json_object(), *mapped = cvm_json_array();
-	int k, r, ndev = 0;
-
-	if (!gpu || !mapped) {
-		r = -ENOMEM;
-		goto out;
-	}
 	if (c->id && c->rec.archs.known)
-		archs = c->rec.archs;
-	r = cvm_smoke_gpu_judge(c->res, c->libv, c->cudart, &archs, gpu, &ndev);
-	/* The sub-libraries and every cudnn*.dll the child ended with: all the version's. */
-	k = check_from(c->res, c->bin, c->display, c->what, c->cpath, mapped);
-	if (r == 0)
-		r = k;
-	r = cvm_smoke_gpu_end(c->res, r, ndev, gpu);
+		*archs = c->rec.archs;
+}
+
+/* The sub-libraries and every cudnn*.dll the child ended with: all the version's. */
+static int check_mapped(const struct cvm_smoke_check *sc, cvm_json *mapped, int r)
+{
+	const struct check *c = of_const(sc);
+	int k = check_from(sc->res, sc->lib, sc->shown, c->what, c->cpath, mapped);
+
+	return r == 0 ? k : r;
+}
+
+static void loaded_line(const struct cvm_smoke_check *c, const cvm_json *mapped, int ndev, int r)
+{
+	(void)ndev;
 	if (!cvm_out.json && (r == 0 || r == -CVM_E_SKIPPED))
 		cvm_info("  loaded    %zu cuDNN DLLs, all from %s", cvm_json_len(mapped),
-			 cvm_safe(c->display));
-	if (json) {
-		cvm_json_set(json, "gpu", gpu);
-		cvm_json_set(json, "loaded", mapped);
-		gpu = mapped = NULL;
-	}
-out:
-	cvm_json_free(gpu);
-	cvm_json_free(mapped);
-	return r;
+			 cvm_safe(c->shown));
+}
+
+static void release(struct cvm_smoke_check *sc)
+{
+	free(of(sc)->fresh);
+	free(of(sc)->cpath);
 }
 
 int cvm_smoke_check(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
 		    const struct cvm_smoke_opts *o, cvm_json *json)
 {
-	struct check c = { .ctx = ctx, .tk = tk, .id = id,
+	static const struct cvm_smoke_os windows_os = {
+		.tested = "the version",
+		.paths = version_paths,
+		.lib_name = dll_name,
+		.check_lib = check_dll,
+		.prepare = child_env,
+		.load = load_in_child,
+		.check_library = check_library,
+		.device_code = device_code,
+		.mapped = check_mapped,
+		.loaded_line = loaded_line,
+		.release = release,
+	};
+	struct check c = { .c = { .ctx = ctx, .tk = tk, .id = id },
 			   .what = id ? "the version's folder" : "the toolkit's bin" };
-	char devarg[16];
-	char *argv[10] = { c.exe, (char *)"__smoke-child", c.dll, c.bin, NULL };
-	int r;
 
-	if (id) {
-		r = cvm_smoke_read_record(ctx, id, &c.rec);
-		if (r < 0)
-			return r;
-	}
-	r = version_paths(&c);
-	if (r == 0)
-		r = check_headers(&c);
-	if (r == 0)
-		r = check_files(&c);
-	if (r == 0)
-		r = child_env(&c);
-	if (r < 0)
-		goto out;
-	cvm_smoke_child_opts(o, argv, 4, devarg, sizeof(devarg));
-	c.res = calloc(1, sizeof(*c.res));
-	if (!c.res) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = load_in_child(&c, argv);
-	if (r == 0)
-		r = check_library(&c, json);
-	if (r == 0)
-		r = gpu_part(&c, json);
-out:
-	if (r < 0 && r != -CVM_E_SKIPPED)
-		cvm_smoke_show_log(c.res);
-	free(c.res);
-	free(c.fresh);
-	free(c.cpath);
-	cvm_record_release(&c.rec);
-	return r;
+	return cvm_smoke_drive(&c.c, &windows_os, o, json);
 }

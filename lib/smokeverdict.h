@@ -4,10 +4,11 @@
 
 /*
  * The parts of the smoke test's parent that both platforms share
- * (smoke_verdict.c): the child's report, the verdict on its GPU lines, and
- * cvm_smoke_run, which records each result (smokelog.h). What differs (the
- * files checked, how the child is started and what it loads) is each
- * platform's cvm_smoke_check: smoke.c on Linux, smoke_win.c on Windows.
+ * (smoke_verdict.c): the sequence of its steps (cvm_smoke_drive), the
+ * child's report, the verdict on its GPU lines, and cvm_smoke_run, which
+ * records each result (smokelog.h). What differs (the files checked, how the
+ * child is started and what it loads) is each platform's operations
+ * (struct cvm_smoke_os): smoke_linux.c, smoke_win.c.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,11 +16,10 @@
 #include "ccgate.h"
 #include "context.h"
 #include "json.h"
+#include "record.h"
 #include "smoke.h"
 #include "toolkit.h"
-
-struct cvm_record;
-struct cvm_version;
+#include "version.h"
 
 /* What one run of the child gave: its "key value" lines and whatever else it wrote. */
 struct cvm_smoke_report {
@@ -30,6 +30,57 @@ struct cvm_smoke_report {
 
 /* The platform's test, with cvm_smoke_run's contract; cvm_smoke_run records its result. */
 int cvm_smoke_check(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
+		    const struct cvm_smoke_opts *o, cvm_json *json);
+
+/* One test, as the steps of cvm_smoke_drive and the platform's operations share it. */
+struct cvm_smoke_check {
+	struct cvm_ctx *ctx;
+	const struct cvm_toolkit *tk;
+	const char *id;			/* the version tested, or NULL */
+	struct cvm_record rec;		/* id's record */
+	struct cvm_version hv;		/* the headers' version */
+	struct cvm_smoke_report *res;
+	char lib[4096];			/* the folder of the libraries (Linux's lib64, Windows' bin) */
+	char shown[4096];		/* lib as messages show it */
+	char inc[4096];			/* the headers' folder */
+	char inc_shown[4096];		/* inc as messages show it */
+	char name[64];			/* the dispatcher's file name */
+	char loaded[4096];		/* the file the child's loader took */
+	unsigned long header, libv, cudart;
+};
+
+/* The platform's steps of the test, in the order cvm_smoke_drive runs them. */
+struct cvm_smoke_os {
+	const char *tested;		/* id in words, "the active version" */
+	/* lib, shown, inc and inc_shown; an error (said or not). */
+	int (*paths)(struct cvm_smoke_check *c);
+	/* The file name of sub-library sub (NULL: the dispatcher) of major. */
+	void (*lib_name)(const char *sub, unsigned major, char *buf, size_t len);
+	/* One library in dir: there and loadable; -CVM_E_SMOKE said. */
+	int (*check_lib)(const char *dir, const char *name, const char *shown);
+	/* What the child needs; argv[0..3] set (the rest is cvm_smoke_child_opts's). */
+	int (*prepare)(struct cvm_smoke_check *c, char **argv);
+	/* Runs the child (into c->res): libv, cudart and loaded from its answer. */
+	int (*load)(struct cvm_smoke_check *c, char **argv);
+	/* The summary's first lines and the checks of the library the child loaded. */
+	int (*check_library)(struct cvm_smoke_check *c, cvm_json *json);
+	/* The device code this build carries (ccgate.h). */
+	void (*device_code)(const struct cvm_smoke_check *c, struct cvm_archs *archs);
+	/* Each library the child mapped into mapped; r, the verdict so far, or the first problem. */
+	int (*mapped)(const struct cvm_smoke_check *c, cvm_json *mapped, int r);
+	/* The "loaded" line of the summary (r: the verdict; ndev: devices that ran). */
+	void (*loaded_line)(const struct cvm_smoke_check *c, const cvm_json *mapped, int ndev, int r);
+	/* Frees what prepare allocated (may be NULL). */
+	void (*release)(struct cvm_smoke_check *c);
+};
+
+/*
+ * The test over os: paths, the record, headers, files, the child, the
+ * library, the GPU part; c has ctx, tk and id set, and is released (the
+ * record, the report, os->release) before it returns. cvm_smoke_check's
+ * contract.
+ */
+int cvm_smoke_drive(struct cvm_smoke_check *c, const struct cvm_smoke_os *os,
 		    const struct cvm_smoke_opts *o, cvm_json *json);
 
 /* How long the child may run: CUDNNVM_SMOKE_TIMEOUT seconds, else 120. */

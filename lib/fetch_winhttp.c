@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Downloads on Windows: the only interface to WinHTTP, behind fetch.h, with
- * fetch.c's rules (resume into <name>.part with Range, retries with backoff,
- * hashing while the bytes arrive, the hooks, the same messages and codes).
- * Windows' own settings apply: the system proxy (WINHTTP_ACCESS_TYPE_
+ * The transports of downloads on Windows (fetch.h): the only interface to
+ * WinHTTP, and file:// URLs read directly; each moves one request's bytes
+ * into the .part and says how it ended (resuming, retries, hashing and
+ * verifying are cvm_fetch's, fetch_loop.c). Windows' own settings apply: the system proxy (WINHTTP_ACCESS_TYPE_
  * AUTOMATIC_PROXY, or the current user's Internet Options before Windows
- * 8.1) and the system certificate store. file:// URLs are read directly.
+ * 8.1) and the system certificate store.
  */
 #include <errno.h>
 #include <io.h>
@@ -18,27 +18,20 @@
 #include <winhttp.h>
 
 #include "compat.h"
-#include "digest.h"
 #include "error.h"
-#include "fault.h"
 #include "fetch.h"
-#include "fsutil.h"
 #include "out.h"
 
 #define USER_AGENT L"cudnnvm/0.1"
 enum { BUFSZ = 256 << 10 };
 
-struct xfer {
-	int fd;
-	struct cvm_sha256 *sha;
-	volatile uint64_t have;		/* bytes in the .part (hashed); read by the watcher */
-	int error;			/* -errno from a write */
-	struct cvm_progress pr;
-	const struct cvm_fetch_hooks *hooks;	/* never NULL (no_hooks) */
+/* A download's transport: the body's buffer, and the URL as WinHTTP takes it (NULL: file://). */
+struct win {
 	unsigned char *buf;
+	wchar_t *wurl;
 };
 
-/* How one request ended (what curl's CURLcode and response code say in fetch.c). */
+/* How one request ended, finer than fetch.h's (for transient and what_failed). */
 enum outcome {
 	DONE,		/* the body is complete */
 	HTTP_ERROR,	/* a status >= 400 (http) */
@@ -56,68 +49,6 @@ struct result {
 	char detail[256];
 };
 
-static const struct cvm_fetch_hooks no_hooks;
-
-bool cvm_fetch_supported(const char *url)
-{
-	return !strncmp(url, "http://", 7) || !strncmp(url, "https://", 8) ||
-	       !strncmp(url, "file://", 7);
-}
-
-/* Starts the .part over: truncated, hash reset. */
-static int restart(struct xfer *x)
-{
-	if (x->hooks->restarted)
-		x->hooks->restarted(x->hooks->arg);
-	cvm_sha256_free(x->sha);
-	x->sha = cvm_sha256_new();
-	x->have = 0;
-	if (!x->sha)
-		return -ENOMEM;
-	if (_chsize_s(x->fd, 0) != 0 || _lseeki64(x->fd, 0, SEEK_SET) < 0)
-		return -errno;
-	return 0;
-}
-
-/* Bytes of the body: written, hashed, told to the hooks. false: stop (x->error). */
-static bool on_data(struct xfer *x, const void *buf, size_t len)
-{
-	int r = cvm_write_all(x->fd, buf, len);
-
-	if (r == 0)
-		r = cvm_sha256_update(x->sha, buf, len);
-	if (r < 0) {
-		x->error = r;
-		return false;
-	}
-	x->have += len;
-	if (x->hooks->hashed)
-		x->hooks->hashed(x->hooks->arg, x->have);
-	cvm_progress_add(&x->pr, len);
-	cvm_fault("fetch-receiving");
-	return true;
-}
-
-/* Hashes what an earlier run left in the .part, so that the download resumes after it. */
-static int hash_part(struct xfer *x)
-{
-	uint64_t off = 0;
-	ssize_t k;
-	int r = 0;
-
-	while ((k = pread(x->fd, x->buf, BUFSZ, (off_t)off)) > 0) {
-		r = cvm_sha256_update(x->sha, x->buf, (size_t)k);
-		if (r < 0)
-			break;
-		off += (uint64_t)k;
-	}
-	if (k < 0)
-		r = -errno;
-	x->have = off;
-	if (r == 0 && _lseeki64(x->fd, (__int64)off, SEEK_SET) < 0)
-		r = -errno;
-	return r;
-}
 
 /* WinHTTP's words for code (its message table), else the number. */
 static void win_detail(DWORD code, char *buf, size_t len)
@@ -162,7 +93,7 @@ static bool transient(const struct result *res)
 	}
 }
 
-/* What went wrong, in words that name the step (fetch.c's). */
+/* What went wrong, in words that name the step (fetch_curl.c's). */
 static const char *what_failed(const struct result *res)
 {
 	if (res->how == TIMED_OUT)
@@ -325,7 +256,7 @@ static int open_request(struct request *q, HINTERNET s, const wchar_t *wurl, str
  * Sends the GET, from x->have on, with the watcher started, and reads the
  * status into res->http: a status >= 400 ends the request.
  */
-static int send_request(struct request *q, struct xfer *x, struct result *res)
+static int send_request(struct request *q, struct cvm_fetch_part *x, struct result *res)
 {
 	wchar_t hdr[64];
 	DWORD status = 0, len = sizeof(status);
@@ -353,7 +284,7 @@ static int send_request(struct request *q, struct xfer *x, struct result *res)
 	/* 200 to a Range request: the whole file comes again. */
 	if (x->have && status == 200) {
 		cvm_verbose("the server ignored the Range request: starting over");
-		r = restart(x);
+		r = cvm_fetch_restart(x);
 		if (r < 0)
 			return r;
 	}
@@ -361,10 +292,11 @@ static int send_request(struct request *q, struct xfer *x, struct result *res)
 }
 
 /*
- * Reads the body through on_data until it ends (PARTIAL when short of its
+ * Reads the body through cvm_fetch_data until it ends (PARTIAL when short of its
  * Content-Length), a write or Ctrl-C stops it, or it trickles below 1 KiB/s.
  */
-static void read_body(HINTERNET req, struct xfer *x, long low_speed_s, struct result *res)
+static void read_body(HINTERNET req, struct cvm_fetch_part *x, unsigned char *buf,
+		      long low_speed_s, struct result *res)
 {
 	wchar_t num[32];
 	DWORD len = sizeof(num);
@@ -387,13 +319,13 @@ static void read_body(HINTERNET req, struct xfer *x, long low_speed_s, struct re
 		/* What has arrived, then that: a read of a whole buffer may wait
 		 * for all of it (wine's does), past the low-speed check. */
 		if (!WinHttpQueryDataAvailable(req, &avail) ||
-		    !WinHttpReadData(req, x->buf, avail < BUFSZ ? avail : BUFSZ, &n)) {
+		    !WinHttpReadData(req, buf, avail < BUFSZ ? avail : BUFSZ, &n)) {
 			fail_win(res, GetLastError());
 			return;
 		}
 		if (n == 0)
 			break;
-		if (!on_data(x, x->buf, n) || cvm_interrupted) {
+		if (cvm_fetch_data(x, buf, n) < 0 || cvm_interrupted) {
 			res->how = STOPPED;
 			return;
 		}
@@ -439,9 +371,9 @@ static void close_request(struct request *q, struct result *res)
 	free(q->path);
 }
 
-/* One GET of url from x->have on: the body goes through on_data. */
-static int http_request(struct xfer *x, const wchar_t *wurl, const struct cvm_fetch_opts *o,
-			struct result *res)
+/* One GET of url from x->have on: the body goes through cvm_fetch_data. */
+static int http_request(struct cvm_fetch_part *x, const struct win *t,
+			const struct cvm_fetch_opts *o, struct result *res)
 {
 	struct request q = { 0 };
 	long low_speed_s = o->low_speed_time_s > 0 ? o->low_speed_time_s : 60;
@@ -452,11 +384,11 @@ static int http_request(struct xfer *x, const wchar_t *wurl, const struct cvm_fe
 		fail_win(res, GetLastError());
 		return 0;
 	}
-	r = open_request(&q, s, wurl, res);
+	r = open_request(&q, s, t->wurl, res);
 	if (r == 0)
 		r = send_request(&q, x, res);
 	if (r == 0)
-		read_body(q.w.req, x, low_speed_s, res);
+		read_body(q.w.req, x, t->buf, low_speed_s, res);
 	close_request(&q, res);
 	return r < 0 ? r : 0;
 }
@@ -504,7 +436,8 @@ static char *file_path(const char *url)
 }
 
 /* A file:// URL: its bytes from x->have on, as a server that honours Range. */
-static int file_request(struct xfer *x, const char *url, struct result *res)
+static int file_request(struct cvm_fetch_part *x, unsigned char *buf, const char *url,
+			struct result *res)
 {
 	char *path = file_path(url);
 	int fd, e;
@@ -525,7 +458,7 @@ static int file_request(struct xfer *x, const char *url, struct result *res)
 	size = _lseeki64(fd, 0, SEEK_END);
 	if (size >= 0 && (uint64_t)size < x->have) {
 		/* The .part is longer than the file: once from the start. */
-		int r = restart(x);
+		int r = cvm_fetch_restart(x);
 		if (r < 0) {
 			close(fd);
 			return r;
@@ -539,9 +472,9 @@ static int file_request(struct xfer *x, const char *url, struct result *res)
 		return 0;
 	}
 	for (;;) {
-		int n = read(fd, x->buf, BUFSZ);
+		int n = read(fd, buf, BUFSZ);
 
-		if (cvm_interrupted || (n > 0 && !on_data(x, x->buf, (size_t)n))) {
+		if (cvm_interrupted || (n > 0 && cvm_fetch_data(x, buf, (size_t)n) < 0)) {
 			res->how = STOPPED;
 			break;
 		}
@@ -560,172 +493,76 @@ static int file_request(struct xfer *x, const char *url, struct result *res)
 	return 0;
 }
 
-/* Removes the .part: closed first, since Windows deletes an open file only
- * at its last close. */
-static void drop_part(struct xfer *x, int dirfd, const char *part)
+/* How the request ended, in fetch.h's terms. */
+static void result(const struct result *r, struct cvm_fetch_result *res)
 {
-	close(x->fd);
-	x->fd = -1;
-	unlinkat(dirfd, part, 0);
+	res->how = r->how == DONE ? CVM_FETCH_DONE : r->how == HTTP_ERROR ? CVM_FETCH_HTTP :
+		   r->how == NOT_FOUND ? CVM_FETCH_NOFILE : CVM_FETCH_FAILED;
+	res->http = r->http;
+	res->transient = transient(r);
+	res->misfit = r->how == HTTP_ERROR && r->http == 416;
+	res->what = what_failed(r);
+	snprintf(res->detail, sizeof(res->detail), "%s", r->detail);
 }
 
-/* Sleeps ms, ending early on Ctrl-C (as fetch.c's nanosleep does on Linux). */
-static void pause_ms(long ms)
+static int win_http(void *state, const char *url, const struct cvm_fetch_opts *o,
+		    struct cvm_fetch_part *p, struct cvm_fetch_result *res)
 {
-	while (ms > 0 && !cvm_interrupted) {
-		Sleep(ms < 50 ? (DWORD)ms : 50);
-		ms -= 50;
+	struct result r = { .how = DONE };
+	int k = http_request(p, state, o, &r);
+
+	(void)url;
+	result(&r, res);
+	return k;
+}
+
+static int win_file(void *state, const char *url, const struct cvm_fetch_opts *o,
+		    struct cvm_fetch_part *p, struct cvm_fetch_result *res)
+{
+	struct result r = { .how = DONE };
+	const struct win *t = state;
+	int k = file_request(p, t->buf, url, &r);
+
+	(void)o;
+	result(&r, res);
+	return k;
+}
+
+static void win_close(void *state)
+{
+	struct win *t = state;
+
+	if (t) {
+		free(t->buf);
+		free(t->wurl);
+		free(t);
 	}
 }
 
-/* One download: the .part and its request, the retries and pauses left. */
-struct fetch {
-	struct xfer x;
-	const char *url, *name;
-	wchar_t *wurl;			/* an http(s) URL, for WinHTTP */
-	bool is_file;
-	int dirfd;
-	uint64_t size;
-	const struct cvm_fetch_opts *o;
-	int tries;
-	long delay_ms;
-	char part[512];
-};
-
-enum { BODY_DONE = 1 };		/* fetch_once: the body is complete */
-
-/*
- * Opens the .part and hashes what an earlier run left in it (told to the
- * hooks), then starts the progress line from there.
- */
-static int open_part(struct fetch *f)
+/* The body's buffer, and for http(s) the URL as WinHTTP takes it. */
+static int win_open(const char *url, void **state)
 {
-	struct xfer *x = &f->x;
-	int r;
+	struct win *t = calloc(1, sizeof(*t));
 
-	x->buf = malloc(BUFSZ);
-	x->fd = cvm_open_regular(f->dirfd, f->part, O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
-	x->sha = cvm_sha256_new();
-	if (x->fd < 0 || !x->sha || !x->buf)
-		return cvm_err(x->fd < 0 ? x->fd : -ENOMEM, "cannot write '%s' in the cache: %s",
-			       f->part, cvm_strerror(x->fd < 0 ? x->fd : -ENOMEM));
-	r = hash_part(x);
-	if (r < 0)
-		return cvm_err(r, "cannot read '%s' in the cache: %s", f->part, strerror(-r));
-	/* A .part as long as the file or longer cannot be resumed: start over. */
-	if (f->size && x->have >= f->size && x->have != f->size)
-		r = restart(x);
-	if (r == 0 && x->hooks->opened) {
-		x->hooks->opened(x->hooks->arg, x->fd);
-		if (x->hooks->hashed && x->have)
-			x->hooks->hashed(x->hooks->arg, x->have);
-	}
-	if (x->have)
-		cvm_info("resuming the download of %s after %llu bytes", f->name,
-			 (unsigned long long)x->have);
-	cvm_progress_start(&x->pr, "download", f->size);
-	x->pr.done = x->have;
-	return r;
-}
-
-/* The last request failed and no try is left: its error. */
-static int give_up(const struct fetch *f, const struct result *res)
-{
-	if (res->how == HTTP_ERROR)
-		return cvm_err(res->http == 404 || res->http == 410 ? -CVM_E_NOTFOUND : -EIO,
-			       "cannot download '%s': HTTP %ld", cvm_safe(f->url), res->http);
-	if (res->how == NOT_FOUND)
-		return cvm_err(-CVM_E_NOTFOUND, "cannot download '%s': %s", cvm_safe(f->url),
-			       cvm_safe(res->detail));
-	return cvm_err(-EIO, "cannot download '%s': %s (%s)", cvm_safe(f->url), what_failed(res),
-		       cvm_safe(res->detail));
-}
-
-/* Says why the request is tried again and waits (Ctrl-C ends the pause early). */
-static void pause_before_retry(struct fetch *f, const struct result *res, uint64_t before)
-{
-	long ms = f->delay_ms;
-
-	f->delay_ms = cvm_fetch_retrying(f->url, f->x.have, f->x.have > before, what_failed(res),
-					 cvm_safe(res->detail), ms);
-	pause_ms(ms);
-}
-
-/*
- * One request from the end of the .part and what follows from it:
- * BODY_DONE, 0 for another request, or an error (the caller stops the
- * progress line, if the error did not).
- */
-static int fetch_once(struct fetch *f)
-{
-	struct xfer *x = &f->x;
-	struct result res = { .how = DONE };
-	uint64_t before = x->have;
-	int r = f->is_file ? file_request(x, f->url, &res) : http_request(x, f->wurl, f->o, &res);
-
-	if (r < 0)
-		return r;
-	if (cvm_interrupted)
-		return cvm_fetch_stopped(&x->pr, f->url, x->have, f->part);
-	if (x->error)
-		return cvm_err(x->error, "cannot write '%s' in the cache: %s", f->part,
-			       strerror(-x->error));
-	if (res.how == DONE)
-		return BODY_DONE;
-	if (res.how == HTTP_ERROR && res.http == 416) {
-		/* The .part does not fit what the server has: once from the start. */
-		r = restart(x);
-		if (r == 0 && f->tries-- > 0)
-			return 0;
-	}
-	if (!transient(&res) || f->tries-- <= 0) {
-		cvm_progress_stop(&x->pr);
-		return give_up(f, &res);
-	}
-	pause_before_retry(f, &res, before);
-	return r;
-}
-
-int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const char *sha256,
-	      const struct cvm_fetch_opts *o)
-{
-	struct fetch f = {
-		.x = { .fd = -1, .hooks = o->hooks ? o->hooks : &no_hooks },
-		.url = url, .name = name, .is_file = !strncmp(url, "file://", 7), .dirfd = dirfd,
-		.size = size, .o = o, .tries = o->retries >= 0 ? o->retries : 4, .delay_ms = 500,
-	};
-	char hex[CVM_SHA256_HEX];
-	int r;
-
-	if (!cvm_fetch_supported(url))
-		return cvm_err(-CVM_E_USAGE, "cannot download '%s': only http://, https:// and file:// "
-			       "mirrors are supported", cvm_safe(url));
-	r = cvm_fmt(f.part, sizeof(f.part), "%s.part", name);
-	if (r < 0)
-		return cvm_err(r, "cannot download '%s': name too long", cvm_safe(url));
-	if (!f.is_file && !(f.wurl = cvm_wide(url)))
+	*state = t;
+	if (t)
+		t->buf = malloc(BUFSZ);
+	if (!t || !t->buf || (strncmp(url, "file://", 7) && !(t->wurl = cvm_wide(url)))) {
+		win_close(t);
+		*state = NULL;
 		return cvm_err(-ENOMEM, "cannot download '%s': %s", cvm_safe(url), strerror(ENOMEM));
-	r = open_part(&f);
-	while (r == 0 && !(size && f.x.have == size))
-		r = fetch_once(&f);
-	if (r < 0) {
-		cvm_progress_stop(&f.x.pr);	/* a no-op where it is stopped already */
-		goto out;
 	}
-	cvm_progress_end(&f.x.pr);
-	r = cvm_fetch_verify(url, f.x.have, size, f.x.sha, sha256, hex);
-	if (r == -CVM_E_INTEGRITY)
-		drop_part(&f.x, dirfd, f.part);
-	if (r == 0)
-		r = cvm_fetch_keep(dirfd, f.part, name, f.x.fd, f.x.have, sha256, hex);
-out:
-	/* Nothing came: nothing is left behind. Something came: kept for the next run to resume. */
-	if (r < 0 && f.x.fd >= 0 && f.x.have == 0)
-		drop_part(&f.x, dirfd, f.part);
-	if (f.x.fd >= 0)
-		close(f.x.fd);
-	cvm_sha256_free(f.x.sha);
-	free(f.x.buf);
-	free(f.wurl);
-	return r;
+	return 0;
+}
+
+const struct cvm_fetch_transport *cvm_fetch_transport(const char *url)
+{
+	static const struct cvm_fetch_transport http = {
+		.open = win_open, .request = win_http, .close = win_close,
+	};
+	static const struct cvm_fetch_transport file = {
+		.open = win_open, .request = win_file, .close = win_close,
+	};
+
+	return strncmp(url, "file://", 7) ? &http : &file;
 }

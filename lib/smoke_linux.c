@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* The smoke test's parent side: file checks, the child, and the verdict. */
+/*
+ * The smoke test's parent on Linux: the operations of cvm_smoke_drive
+ * (smoke_verdict.c) with ELF files, a loader path and a re-exec of
+ * ourselves as the child, and cvm_smoke_probe.
+ */
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -93,8 +97,9 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 	/* Only the version: loading every sub-library is the smoke test's part. */
 	char *argv[] = { (char *)"/proc/self/exe", (char *)"__smoke-child", (char *)lib, (char *)"/",
 			 (char *)"--no-gpu", (char *)"--no-subs", NULL };
-	char dir[PATH_MAX], val[64], *slash;
+	char dir[PATH_MAX], *slash;
 	struct cvm_smoke_report *res = malloc(sizeof(*res));
+	unsigned long cr = 0;
 	int r = -CVM_E_SMOKE;
 
 	if (!res)
@@ -110,11 +115,9 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 	}
 	r = -CVM_E_SMOKE;
 	run_child(argv, dir, res);
-	if (res->status >= 0 && WIFEXITED(res->status) && cvm_smoke_get(res, "version", val, sizeof(val))) {
-		*version = strtoul(val, NULL, 10);
-		*cudart = cvm_smoke_get(res, "cudart", val, sizeof(val)) ? strtoul(val, NULL, 10) : 0;
-		if (!cvm_smoke_get(res, "path", path, len))
-			snprintf(path, len, "%s", lib);
+	if (res->status >= 0 && WIFEXITED(res->status) &&
+	    cvm_smoke_versions(res, version, &cr, path, len, lib)) {
+		*cudart = cr;
 		r = 0;
 	}
 	free(res);
@@ -228,105 +231,94 @@ static void list_loaded(const cvm_json *mapped, unsigned long libv)
 	}
 }
 
-/* The toolkit's real library and include folders (host paths). */
-static int toolkit_paths(const struct cvm_ctx *ctx, const struct cvm_toolkit *tk, char *lib,
-			 char *inc, size_t len)
+/* The toolkit's real library and include folders (host paths), and how messages show them. */
+static int toolkit_paths(struct cvm_smoke_check *c)
 {
 	char inner[PATH_MAX], res[PATH_MAX];
 	int r;
 
-	r = cvm_fmt(inner, sizeof(inner), "%s/lib64", tk->display);
-	if (r == 0 && cvm_resolve_in_root(ctx->root, inner, res, sizeof(res)) < 0) {
-		r = cvm_fmt(inner, sizeof(inner), "%s/lib", tk->display);
+	r = cvm_fmt(inner, sizeof(inner), "%s/lib64", c->tk->display);
+	if (r == 0 && cvm_resolve_in_root(c->ctx->root, inner, res, sizeof(res)) < 0) {
+		r = cvm_fmt(inner, sizeof(inner), "%s/lib", c->tk->display);
 		if (r == 0)
-			r = cvm_resolve_in_root(ctx->root, inner, res, sizeof(res));
+			r = cvm_resolve_in_root(c->ctx->root, inner, res, sizeof(res));
 	}
 	if (r == 0)
-		r = cvm_fmt(lib, len, "%s%s", ctx->root, res);
+		r = cvm_fmt(c->lib, sizeof(c->lib), "%s%s", c->ctx->root, res);
 	if (r == 0)
-		r = cvm_fmt(inc, len, "%s%s/include", ctx->root, tk->display);
-	return r;
-}
-
-/* What the steps of cvm_smoke_check share. */
-struct check {
-	struct cvm_ctx *ctx;
-	const struct cvm_toolkit *tk;
-	const char *id;			/* the active version, or NULL */
-	struct cvm_record rec;		/* id's record */
-	struct cvm_version hv;		/* the headers' version */
-	struct cvm_smoke_report *res;
-	char lib[PATH_MAX], inc[PATH_MAX], soname[64];
-	char real[PATH_MAX];		/* the version's folder, resolved: all that loads is from there */
-	char libpath[PATH_MAX];		/* the dispatcher the child loads */
-	char loaded[PATH_MAX];		/* the file the child's loader took */
-	unsigned long header, libv, cudart;
-};
-
-/* The headers a build against this toolkit would see: there, and of the active version. */
-static int check_headers(struct check *c)
-{
-	c->header = cvm_smoke_header_version(c->inc, &c->hv);
-	if (!c->header)
-		return cvm_err(-CVM_E_SMOKE, "smoke test: %s/include/cudnn_version.h is missing or has "
-			       "no version macros", cvm_safe(c->tk->display));
-	if (c->id && c->header != c->rec.cudnn_version)
-		return cvm_err(-CVM_E_SMOKE, "smoke test: the headers in %s/include say cuDNN %lu, but "
-			       "the active version %s is %lu", cvm_safe(c->tk->display), c->header, c->id,
-			       c->rec.cudnn_version);
+		r = cvm_fmt(c->inc, sizeof(c->inc), "%s%s/include", c->ctx->root, c->tk->display);
+	if (r == 0)
+		r = cvm_fmt(c->shown, sizeof(c->shown), "%s", c->lib + strlen(c->ctx->root));
+	if (r == 0)
+		r = cvm_fmt(c->inc_shown, sizeof(c->inc_shown), "%s/include", c->tk->display);
+	if (r < 0)
+		return cvm_err(-CVM_E_SMOKE, "smoke test: no library folder in '%s'",
+			       cvm_safe(c->tk->display));
 	return 0;
 }
 
-/* The dispatcher and every sub-library of the headers' major, in the library folder. */
-static int check_files(struct check *c)
+/* "libcudnn_ops.so.9" of "ops" (NULL: the dispatcher, libcudnn.so.9). */
+static void lib_name(const char *sub, unsigned major, char *buf, size_t len)
 {
-	const char *display = c->lib + strlen(c->ctx->root);
-	const char *const *subs;
-	int r;
+	if (sub)
+		snprintf(buf, len, "libcudnn_%s.so.%u", sub, major);
+	else
+		snprintf(buf, len, "libcudnn.so.%u", major);
+}
 
-	snprintf(c->soname, sizeof(c->soname), "libcudnn.so.%u", c->hv.part[0]);
-	r = check_lib(c->lib, c->soname, display);
-	subs = cvm_smoke_sublibs(c->hv.part[0]);
-	for (size_t i = 0; r == 0 && subs[i]; i++) {
-		char sub[96];
-		snprintf(sub, sizeof(sub), "libcudnn_%s.so.%u", subs[i], c->hv.part[0]);
-		r = check_lib(c->lib, sub, display);
-	}
-	if (r == 0 && c->header >= 92100)
-		r = check_lib(c->lib, "libcudnn_engines_tensor_ir.so.9", display);
-	return r;
+/* A test on Linux: what cvm_smoke_check shares, and the folders of what loads. */
+struct check {
+	struct cvm_smoke_check c;	/* first: the operations get &c */
+	char real[PATH_MAX];		/* the version's folder, resolved: all that loads is from there */
+	char libpath[PATH_MAX];		/* the dispatcher the child loads */
+};
+
+static struct check *of(struct cvm_smoke_check *c)
+{
+	return (struct check *)c;
+}
+
+static const char *real_of(const struct cvm_smoke_check *c)
+{
+	return ((const struct check *)c)->real;
 }
 
 /* The version's own folder (everything loaded must come from there) and the dispatcher's path. */
-static int version_folder(struct check *c)
+static int version_folder(struct cvm_smoke_check *sc, char **argv)
 {
+	struct check *c = of(sc);
 	char vdir[PATH_MAX];
 	int r;
 
-	if (c->id)
-		r = cvm_fmt(vdir, sizeof(vdir), "%s/versions/%s/lib", c->ctx->store.path, c->id);
+	if (sc->id)
+		r = cvm_fmt(vdir, sizeof(vdir), "%s/versions/%s/lib", sc->ctx->store.path, sc->id);
 	else
-		r = cvm_fmt(vdir, sizeof(vdir), "%s/%s", c->lib, c->soname);
+		r = cvm_fmt(vdir, sizeof(vdir), "%s/%s", sc->lib, sc->name);
 	if (r < 0 || !realpath(vdir, c->real))
 		return cvm_err(-CVM_E_SMOKE, "smoke test: cannot resolve '%s'", cvm_safe(vdir));
-	if (!c->id)
+	if (!sc->id)
 		*strrchr(c->real, '/') = '\0';
-	return cvm_fmt(c->libpath, sizeof(c->libpath), "%s/%s", c->lib, c->soname);
+	argv[0] = (char *)"/proc/self/exe";
+	argv[1] = (char *)"__smoke-child";
+	argv[2] = c->libpath;
+	argv[3] = c->real;
+	return cvm_fmt(c->libpath, sizeof(c->libpath), "%s/%s", sc->lib, sc->name);
 }
 
 /* The loader part: the child loads the dispatcher (once all it may load is trusted) and answers. */
-static int load_in_child(struct check *c, char **argv)
+static int load_in_child(struct cvm_smoke_check *sc, char **argv)
 {
+	struct check *c = of(sc);
 	struct cvm_trust trust;
 	int r, status;
 
-	r = loadable(c->libpath, c->lib, &trust);
+	r = loadable(c->libpath, sc->lib, &trust);
 	if (r < 0)
 		return cvm_err(r == -CVM_E_PERM ? -CVM_E_SMOKE : r, "smoke test: not loading %s: '%s': "
 			       "%s (cudnnvm loads nothing that another user could have written)",
 			       cvm_safe(c->libpath), cvm_safe(trust.path), trust.why);
-	run_child(argv, c->lib, c->res);
-	status = c->res->status;
+	run_child(argv, sc->lib, sc->res);
+	status = sc->res->status;
 	if (status == -ETIMEDOUT)
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s did not finish in %.0f s: killed",
 			       cvm_safe(c->libpath), cvm_smoke_timeout_s());
@@ -337,34 +329,34 @@ static int load_in_child(struct check *c, char **argv)
 			       "%s)%s", cvm_safe(c->libpath), WTERMSIG(status), strsignal(WTERMSIG(status)),
 			       WTERMSIG(status) == SIGBUS ? ": a library file is shorter than its "
 			       "contents say (truncated?); 'cudnnvm verify' names it" : "");
-	if (!cvm_smoke_versions(c->res, &c->libv, &c->cudart, c->loaded, sizeof(c->loaded),
+	if (!cvm_smoke_versions(sc->res, &sc->libv, &sc->cudart, sc->loaded, sizeof(sc->loaded),
 				c->libpath)) {
 		char e[1024];
 		return cvm_err(-CVM_E_SMOKE, "smoke test: cannot load %s: %s", cvm_safe(c->libpath),
-			       cvm_safe(cvm_smoke_get(c->res, "error", e, sizeof(e)) ? e :
+			       cvm_safe(cvm_smoke_get(sc->res, "error", e, sizeof(e)) ? e :
 					"no answer from the child"));
 	}
 	return 0;
 }
 
 /* The version checks: the loaded library is the headers' release, the activated copy, one release. */
-static int check_library(struct check *c, cvm_json *json)
+static int check_library(struct cvm_smoke_check *sc, cvm_json *json)
 {
 	char real[PATH_MAX];
 
-	cvm_smoke_library(c->tk, c->id, c->loaded, c->header, c->libv, c->cudart, json);
-	if (c->libv != c->header)
+	cvm_smoke_library(sc->tk, sc->id, sc->loaded, sc->header, sc->libv, sc->cudart, json);
+	if (sc->libv != sc->header)
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %lu, but the headers in "
 			       "%s/include say %lu: headers and library of different versions",
-			       cvm_safe(c->loaded), c->libv, cvm_safe(c->tk->display), c->header);
-	if (realpath(c->loaded, real) && !under(real, c->real))
+			       cvm_safe(sc->loaded), sc->libv, cvm_safe(sc->tk->display), sc->header);
+	if (realpath(sc->loaded, real) && !under(real, real_of(sc)))
 		return cvm_err(-CVM_E_SMOKE, "smoke test: the loader picked %s, not the activated %s",
-			       cvm_safe(real), cvm_safe(c->real));
-	return check_subs(c->res, c->libv);
+			       cvm_safe(real), cvm_safe(real_of(sc)));
+	return check_subs(sc->res, sc->libv);
 }
 
 /* The device code this very build carries: the record's, else read now (ccgate.h). */
-static void device_code(const struct check *c, struct cvm_archs *archs)
+static void device_code(const struct cvm_smoke_check *c, struct cvm_archs *archs)
 {
 	if (c->id && c->rec.archs.known) {
 		*archs = c->rec.archs;
@@ -378,93 +370,51 @@ static void device_code(const struct check *c, struct cvm_archs *archs)
 }
 
 /* Each library the child mapped, into mapped; r (the verdict so far) or, if 0, the first foreign one. */
-static int check_mapped(const struct check *c, cvm_json *mapped, int r)
+static int check_mapped(const struct cvm_smoke_check *c, cvm_json *mapped, int r)
 {
+	const char *real = real_of(c);
+
 	for (const char *p = c->res->out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
 		if (!strncmp(p, "mapped ", 7)) {
 			size_t n = strcspn(p + 7, "\n");
 			char m[PATH_MAX], mr[PATH_MAX];
 			snprintf(m, sizeof(m), "%.*s", (int)n, p + 7);
 			cvm_json_append(mapped, cvm_json_string(m));
-			if (realpath(m, mr) && !under(mr, c->real) && r == 0)
+			if (realpath(m, mr) && !under(mr, real) && r == 0)
 				r = cvm_err(-CVM_E_SMOKE, "smoke test: the process loaded %s, which is not "
 					    "from the activated version (%s): another cuDNN copy is mixing in",
-					    cvm_safe(m), cvm_safe(c->real));
+					    cvm_safe(m), cvm_safe(real));
 		}
 	}
 	return r;
 }
 
-/* The GPU part, then the libraries the process ended with; "gpu" and "loaded" into json. */
-static int gpu_part(struct check *c, const struct cvm_archs *archs, cvm_json *json)
+/* After the GPU part: all from the activated version, or each library with its release. */
+static void loaded_line(const struct cvm_smoke_check *c, const cvm_json *mapped, int ndev, int r)
 {
-	cvm_json *gpu = cvm_json_object(), *mapped = cvm_json_array();
-	int r, ndev = 0;
-
-	if (!gpu || !mapped) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = cvm_smoke_gpu_judge(c->res, c->libv, c->cudart, archs, gpu, &ndev);
-	r = check_mapped(c, mapped, r);
-	r = cvm_smoke_gpu_end(c->res, r, ndev, gpu);
 	if (ndev && !cvm_out.json && cvm_json_len(mapped) && r == 0)
 		cvm_info("  loaded    %zu cuDNN libraries, all from the activated version",
 			 cvm_json_len(mapped));
 	else if (ndev && !cvm_out.json && cvm_json_len(mapped))
 		list_loaded(mapped, c->libv);
-	if (json) {
-		cvm_json_set(json, "gpu", gpu);
-		cvm_json_set(json, "loaded", mapped);
-		gpu = mapped = NULL;
-	}
-out:
-	cvm_json_free(gpu);
-	cvm_json_free(mapped);
-	return r;
 }
 
 int cvm_smoke_check(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
 		    const struct cvm_smoke_opts *o, cvm_json *json)
 {
-	struct check c = { .ctx = ctx, .tk = tk, .id = id };
-	struct cvm_archs archs = { 0 };
-	char devarg[16];
-	char *argv[8] = { (char *)"/proc/self/exe", (char *)"__smoke-child", c.libpath, c.real, NULL };
-	int r;
+	static const struct cvm_smoke_os linux_os = {
+		.tested = "the active version",
+		.paths = toolkit_paths,
+		.lib_name = lib_name,
+		.check_lib = check_lib,
+		.prepare = version_folder,
+		.load = load_in_child,
+		.check_library = check_library,
+		.device_code = device_code,
+		.mapped = check_mapped,
+		.loaded_line = loaded_line,
+	};
+	struct check c = { .c = { .ctx = ctx, .tk = tk, .id = id } };
 
-	r = toolkit_paths(ctx, tk, c.lib, c.inc, sizeof(c.lib));
-	if (r < 0)
-		return cvm_err(-CVM_E_SMOKE, "smoke test: no library folder in '%s'", cvm_safe(tk->display));
-	if (id) {
-		r = cvm_smoke_read_record(ctx, id, &c.rec);
-		if (r < 0)
-			return r;
-	}
-	r = check_headers(&c);
-	if (r == 0)
-		r = check_files(&c);
-	if (r == 0)
-		r = version_folder(&c);
-	if (r < 0)
-		goto out;
-	cvm_smoke_child_opts(o, argv, 4, devarg, sizeof(devarg));
-	c.res = calloc(1, sizeof(*c.res));
-	if (!c.res) {
-		r = -ENOMEM;
-		goto out;
-	}
-	r = load_in_child(&c, argv);
-	if (r == 0)
-		r = check_library(&c, json);
-	if (r < 0)
-		goto out;
-	device_code(&c, &archs);
-	r = gpu_part(&c, &archs, json);
-out:
-	if (r < 0 && r != -CVM_E_SKIPPED)
-		cvm_smoke_show_log(c.res);
-	free(c.res);
-	cvm_record_release(&c.rec);
-	return r;
+	return cvm_smoke_drive(&c.c, &linux_os, o, json);
 }
