@@ -120,7 +120,7 @@ static int parse(struct install *in, int argc, char **argv)
 	uint8_t bin[CVM_SHA256_LEN];
 	const char *env;
 	long jobs;
-	int c, minor, r;
+	int c, r;
 
 	/* The defaults of --jobs and --verify-first can come from the environment. */
 	if (cvm_config_env_number("CUDNNVM_JOBS", 0, &jobs) < 0)
@@ -128,9 +128,7 @@ static int parse(struct install *in, int argc, char **argv)
 	in->jobs = (unsigned)jobs;
 	env = getenv("CUDNNVM_VERIFY_FIRST");
 	in->verify_first = env && *env && strcmp(env, "0");
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
 			in->cuda = optarg;
@@ -199,9 +197,8 @@ static int parse(struct install *in, int argc, char **argv)
 					 cvm_safe(in->sha256));
 		cvm_hex_encode(bin, sizeof(bin), in->want_sha);
 	}
-	if (in->cuda && cvm_cuda_parse(in->cuda, &in->cuda_major, &minor) < 0)
-		return cvm_usage("install", "--cuda '%s': expected a CUDA version such as 12.4",
-				 cvm_safe(in->cuda));
+	if (in->cuda && cvm_cli_cuda("install", in->cuda, &in->cuda_major) < 0)
+		return -CVM_E_USAGE;
 	return 0;
 }
 
