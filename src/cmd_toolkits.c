@@ -88,12 +88,12 @@ int cvm_cmd_toolkits(struct cvm_ctx *ctx, int argc, char **argv)
 	const char *root = ctx->root ? ctx->root : "";
 	struct cvm_toolkit *t = NULL;
 	size_t n = 0;
-	int c, def, r;
+	int def, r;
 
 	/* main() ran getopt on its own argv: 0 makes glibc start afresh. */
 	optind = 0;
 	opterr = 0;
-	while ((c = cvm_cli_getopt(argc, argv, longopts)) != -1) {
+	if (cvm_cli_getopt(argc, argv, longopts) != -1) {
 		/* A long option leaves its whole word in argv; a short one only in optopt. */
 		if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
 			return cvm_usage("toolkits", "unknown option '-%s'",
