@@ -176,45 +176,50 @@ static int lock_file_ok(struct cvm_store *s, int fd, const char *path, struct st
 }
 
 /*
+ * The lock is ours (fd; -1 where a dry run found no lock file), kept until
+ * cvm_store_close; only now may the leftovers of crashed runs go.
+ */
+static int lock_held(struct cvm_store *s, int fd)
+{
+	s->lock_fd = fd;
+	return cvm_store_sweep(s);
+}
+
+/*
  * A dry run creates no lock file and writes nothing into one: an existing
  * one is locked as the real run would lock it (so that what it plans is
  * what the store holds, and it waits, or exits 5, as the real run would);
- * where there is none, no cudnnvm holds the store.
+ * where there is none, no cudnnvm holds the store. 0 with *held the locked
+ * file, or -1 where there is none; or a negative code, printed.
  */
-static int lock_dry(struct cvm_store *s, const char *path, double timeout_s)
+static int lock_dry(struct cvm_store *s, const char *path, double timeout_s, int *held)
 {
 	struct stat st;
 	int fd, r;
 
+	*held = -1;
 	fd = openat(s->fd, ".lock", O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	/* None yet: the real run would make it, which needs the right to. */
-	if (fd < 0 && errno == ENOENT) {
-		if (faccessat(s->fd, ".", W_OK, AT_EACCESS) < 0)
-			return sys_err(s, "open the lock", -errno);
-		return cvm_store_sweep(s);
-	}
+	if (fd < 0 && errno == ENOENT)
+		return faccessat(s->fd, ".", W_OK, AT_EACCESS) < 0 ?
+		       sys_err(s, "open the lock", -errno) : 0;
 	if (fd < 0 && errno == ELOOP)
 		return cvm_err(-CVM_E_PERM, "refusing the lock '%s': it is not a regular file; remove "
 			       "it (the next command makes a new one)", cvm_safe(path));
-	if (fd < 0) {
-		r = sys_err(s, "open the lock", -errno);
-		goto fail;
-	}
+	if (fd < 0)
+		return sys_err(s, "open the lock", -errno);
 	r = lock_file_ok(s, fd, path, &st);
-	if (r < 0)
-		goto fail;
-	r = cvm_lock_take(fd, path, timeout_s);
-	if (r < 0)
-		goto fail;
+	if (r == 0)
+		r = cvm_lock_take(fd, path, timeout_s);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
 	if (!CVM_WINDOWS && (st.st_mode & 07777) != 0600)
 		cvm_plan_describe("replace", path, NULL, "(mode %04o) by a lock file of mode 0600",
 				  (unsigned)(st.st_mode & 07777));
-	s->lock_fd = fd;
-	return cvm_store_sweep(s);
-fail:
-	if (fd >= 0)
-		close(fd);
-	return r;
+	*held = fd;
+	return 0;
 }
 
 /*
@@ -235,8 +240,10 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 	r = cvm_fmt(path, sizeof(path), "%s/.lock", s->display);
 	if (r < 0)
 		return sys_err(s, "open the lock", r);
-	if (cvm_plan_dry())
-		return lock_dry(s, path, timeout_s);
+	if (cvm_plan_dry()) {
+		r = lock_dry(s, path, timeout_s, &fd);
+		return r < 0 ? r : lock_held(s, fd);
+	}
 	for (;;) {
 		fd = openat(s->fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 		if (fd < 0)
@@ -281,8 +288,7 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 	snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
 	if (ftruncate(fd, 0) == 0)
 		(void)!pwrite(fd, buf, strlen(buf), 0);
-	s->lock_fd = fd;
-	return cvm_store_sweep(s);
+	return lock_held(s, fd);
 fail:
 	if (fd >= 0)
 		close(fd);
@@ -293,16 +299,11 @@ static int empty_dir(struct cvm_store *s, const char *name)
 {
 	DIR *d;
 	struct dirent *de;
-	int fd, r = 0;
+	int r;
 
-	fd = openat(s->fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : sys_err(s, "open a work folder", -errno);
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
+	r = cvm_opendir_at(s->fd, name, O_NOFOLLOW, &d);
+	if (r < 0)
+		return r == -ENOENT ? 0 : sys_err(s, "open a work folder", r);
 	while ((de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -515,7 +516,7 @@ static int remove_around_loaded(struct cvm_store *s, const char *from, const cha
 				const char *aside)
 {
 	char bin[4096], **names = NULL;
-	int bfd = -1, afd = -1, lfd, r;
+	int bfd = -1, afd = -1, r;
 	size_t n = 0, cap = 0;
 	struct dirent *de;
 	DIR *d;
@@ -526,15 +527,10 @@ static int remove_around_loaded(struct cvm_store *s, const char *from, const cha
 	bfd = openat(s->fd, bin, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (bfd < 0)
 		return -errno;
-	/* The names first (closedir closes lfd): renaming while reading the folder could skip some. */
-	lfd = openat(bfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	d = lfd < 0 ? NULL : fdopendir(lfd);
-	if (!d) {
-		r = -errno;
-		if (lfd >= 0)
-			close(lfd);
+	/* The names first (on a descriptor of their own): renaming while reading could skip some. */
+	r = cvm_opendir_at(bfd, ".", 0, &d);
+	if (r < 0)
 		goto out;
-	}
 	while (r == 0 && (de = readdir(d))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
@@ -673,18 +669,13 @@ int cvm_store_list(struct cvm_store *s, char ***ids, size_t *n)
 	DIR *d = NULL;
 	struct dirent *de;
 	char ver[64];
-	int fd, r = 0;
+	int r;
 
 	*ids = NULL;
 	*n = 0;
-	fd = openat(s->fd, "versions", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : sys_err(s, "list versions", -errno);
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
+	r = cvm_opendir_at(s->fd, "versions", 0, &d);
+	if (r < 0)
+		return r == -ENOENT ? 0 : sys_err(s, "list versions", r);
 	while ((de = readdir(d))) {
 		struct idv x = { 0 };
 		if (de->d_name[0] == '.')

@@ -204,43 +204,39 @@ int cvm_toolkit_parse_nvcc(const char *text, size_t len, int *major, int *minor)
 
 /* ---------------------------------------------------------------- sources */
 
-static int version_from_json(const char *dir, int *major, int *minor)
+/* A file of the toolkit that says its version, and how to read it. */
+struct version_file {
+	const char *name;	/* inside the toolkit's folder */
+	size_t max;		/* a larger file is not the one meant */
+	int (*parse)(const char *text, size_t len, int *major, int *minor);
+	const char *what;	/* what the file lacks when parse finds nothing */
+};
+
+static const struct version_file version_json = {
+	"version.json", MAX_JSON, cvm_toolkit_parse_version_json, "CUDA version"
+};
+static const struct version_file version_header = {
+	"include/cuda_runtime_api.h", MAX_HEADER, cvm_toolkit_parse_cudart_header,
+	"CUDART_VERSION"
+};
+
+static int version_from_file(const char *dir, const struct version_file *f, int *major,
+			     int *minor)
 {
 	char path[PATH_MAX];
 	char *buf = NULL;
 	size_t len = 0;
 	int r;
 
-	r = cvm_fmt(path, sizeof(path), "%s/version.json", dir);
+	r = cvm_fmt(path, sizeof(path), "%s/%s", dir, f->name);
 	if (r < 0)
 		goto out;
-	r = cvm_read_file_at(AT_FDCWD, path, MAX_JSON, &buf, &len);
+	r = cvm_read_file_at(AT_FDCWD, path, f->max, &buf, &len);
 	if (r < 0)
 		goto out;
-	r = cvm_toolkit_parse_version_json(buf, len, major, minor);
+	r = f->parse(buf, len, major, minor);
 	if (r < 0)
-		cvm_verbose("'%s': no CUDA version in it", cvm_safe(path));
-out:
-	free(buf);
-	return r;
-}
-
-static int version_from_header(const char *dir, int *major, int *minor)
-{
-	char path[PATH_MAX];
-	char *buf = NULL;
-	size_t len = 0;
-	int r;
-
-	r = cvm_fmt(path, sizeof(path), "%s/include/cuda_runtime_api.h", dir);
-	if (r < 0)
-		goto out;
-	r = cvm_read_file_at(AT_FDCWD, path, MAX_HEADER, &buf, &len);
-	if (r < 0)
-		goto out;
-	r = cvm_toolkit_parse_cudart_header(buf, len, major, minor);
-	if (r < 0)
-		cvm_verbose("'%s': no CUDART_VERSION in it", cvm_safe(path));
+		cvm_verbose("'%s': no %s in it", cvm_safe(path), f->what);
 out:
 	free(buf);
 	return r;
@@ -312,9 +308,9 @@ int cvm_toolkit_version(const char *path, int *major, int *minor, const char **s
 {
 	int maj = 0, min = 0;
 
-	if (version_from_json(path, &maj, &min) == 0) {
+	if (version_from_file(path, &version_json, &maj, &min) == 0) {
 		*source = "version.json";
-	} else if (version_from_header(path, &maj, &min) == 0) {
+	} else if (version_from_file(path, &version_header, &maj, &min) == 0) {
 		*source = "cuda_runtime_api.h";
 	} else if (version_from_nvcc(path, &maj, &min) == 0) {
 		*source = "nvcc";

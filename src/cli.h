@@ -65,8 +65,33 @@ int cvm_cli_common_opt(int c);
 #define CVM_OPT_DRY_RUN 0x100	/* no letter: a command's own 'n' (smoke --no-gpu) stays its own */
 #define CVM_DRYRUN_LONGOPT { "dry-run", no_argument, NULL, CVM_OPT_DRY_RUN }
 
+/*
+ * A command's own next option: getopt_long over CVM_COMMON_SHORTOPTS and opts
+ * (which hold CVM_COMMON_LONGOPTS), the common options taken on the way
+ * (cvm_cli_common_opt). -1 after the last, '?' for an unknown option or a
+ * missing argument (cvm_usage_bad_option words it); optarg as getopt sets it.
+ */
+struct option;
+int cvm_cli_getopt(int argc, char **argv, const struct option *opts);
+
+/*
+ * The options of a command whose only own one is --cuda X.Y (current, which,
+ * prefix): its text into *cuda, unchecked (the toolkit selection checks it),
+ * *cuda left as it is when not given. 0, or -CVM_E_USAGE printed.
+ */
+int cvm_cli_cuda_only(const char *cmd, int argc, char **argv, const char **cuda);
+
+/*
+ * --cuda X.Y where it selects builds by their CUDA major (export, fetch,
+ * install, list, uninstall, verify): the major into *major. 0, or
+ * -CVM_E_USAGE printed as "<cmd>: --cuda '<arg>': expected a CUDA version ...".
+ */
+int cvm_cli_cuda(const char *cmd, const char *arg, int *major);
+
 /* Prints "<cmd>: <what>" usage error and returns -CVM_E_USAGE. */
 int cvm_usage_bad_option(const char *cmd, char **argv);
+/* After the options of a command that takes no operand, when argv[optind] is one. */
+int cvm_usage_unexpected(const char *cmd, char **argv);
 int cvm_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /*

@@ -697,9 +697,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	size_t nm = 0;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		if (c == 'c')
 			cuda_arg = optarg;
 		else if (c == 'L')
@@ -708,7 +706,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 			return cvm_usage_bad_option("adopt", argv);
 	}
 	if (optind != argc)
-		return cvm_usage("adopt", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("adopt", argv);
 	/* The hand copy is the machine's (a toolkit's folders), on Windows too. */
 	r = CVM_WINDOWS && ctx->user ? cvm_err(-CVM_E_PERM, "adopt: a toolkit's files are the "
 					       "machine's: run it without --user, elevated")

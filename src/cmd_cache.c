@@ -60,9 +60,7 @@ int cvm_cmd_cache(struct cvm_ctx *ctx, int argc, char **argv)
 	unsigned long long bytes = 0;
 	int c, fd, r = 0;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		if (c == 'a')
 			all = true;
 		else

@@ -17,30 +17,19 @@
 
 int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cuda", required_argument, NULL, 'c' },
-		CVM_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	struct cvm_toolkit *t = NULL;
 	const char *cuda_arg = NULL;
 	cvm_json *doc = NULL, *arr = NULL;
 	size_t n = 0, shown = 0, nbroken = 0;
 	char cuda[16], id[160], ver[64], plat[64], first[16] = "";
 	const char *broken, *first_why = NULL;
-	int c, r, major;
+	int r, major;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
-		if (c == 'c') {
-			cuda_arg = optarg;
-			continue;
-		}
-		return cvm_usage_bad_option("current", argv);
-	}
+	r = cvm_cli_cuda_only("current", argc, argv, &cuda_arg);
+	if (r < 0)
+		return r;
 	if (optind != argc)
-		return cvm_usage("current", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("current", argv);
 	if (cuda_arg) {
 		t = calloc(1, sizeof(*t));
 		if (!t)

@@ -13,13 +13,12 @@ int cvm_cmd_doctor(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = { CVM_COMMON_LONGOPTS, { NULL, 0, NULL, 0 } };
 	cvm_json *doc = NULL;
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1)
-		if (!cvm_cli_common_opt(c))
-			return cvm_usage_bad_option("doctor", argv);
+	if (cvm_cli_getopt(argc, argv, opts) != -1)
+		return cvm_usage_bad_option("doctor", argv);
 	if (optind != argc)
-		return cvm_usage("doctor", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("doctor", argv);
 	if (cvm_out.json)
 		doc = cvm_json_object();
 	r = cvm_doctor_run(ctx, doc);

@@ -104,9 +104,7 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 	char id[160], dir[PATH_MAX], val[PATH_MAX + 16];
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
 			cuda = optarg;

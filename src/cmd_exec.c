@@ -146,9 +146,7 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 		dashes++;
 	if (dashes >= argc || dashes + 1 >= argc)
 		return cvm_usage("exec", "a command is needed after '--': cudnnvm exec VERSION -- CMD ...");
-	while ((c = getopt_long(dashes, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(dashes, argv, opts)) != -1) {
 		if (c == 'c') {
 			cuda = optarg;
 			continue;

@@ -31,17 +31,15 @@ int cvm_cmd_export(struct cvm_ctx *ctx, int argc, char **argv)
 	const char *format = NULL, *file;
 	char **ids = NULL;
 	size_t n = 0;
-	int c, r, major = 0, minor;
+	int c, r, major = 0;
 	bool zstd;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
-			if (cvm_cuda_parse(optarg, &major, &minor) < 0)
-				return cvm_usage("export", "--cuda '%s': expected a CUDA version such as 12.4",
-						 cvm_safe(optarg));
+			r = cvm_cli_cuda("export", optarg, &major);
+			if (r < 0)
+				return r;
 			break;
 		case 'F':
 			format = optarg;

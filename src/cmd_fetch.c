@@ -31,12 +31,10 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 	const struct cvm_build *b = NULL;
 	const char *cuda = NULL, *platform = NULL;
 	char path[PATH_MAX];
-	int c, r, major = 0, minor, fd = -1;
+	int c, r, major = 0, fd = -1;
 	bool verified;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
 			cuda = optarg;
@@ -59,8 +57,9 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 		return cvm_usage("fetch", "one VERSION is needed, e.g. 8.9.7");
 	if (!cuda)
 		return cvm_usage("fetch", "--cuda X.Y is needed (the machine it is for may have another toolkit)");
-	if (cvm_cuda_parse(cuda, &major, &minor) < 0)
-		return cvm_usage("fetch", "--cuda '%s': expected a CUDA version such as 12.4", cvm_safe(cuda));
+	r = cvm_cli_cuda("fetch", cuda, &major);
+	if (r < 0)
+		return r;
 	if (!platform)
 		platform = cvm_host_platform();
 	if (!platform)

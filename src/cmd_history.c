@@ -68,9 +68,7 @@ int cvm_cmd_history(struct cvm_ctx *ctx, int argc, char **argv)
 	size_t n = 0;
 	int c, r = 0, major, minor;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		if (c == 'c' && cvm_cuda_parse(optarg, &major, &minor) == 0 && minor >= 0) {
 			cuda = optarg;
 			continue;
@@ -80,7 +78,7 @@ int cvm_cmd_history(struct cvm_ctx *ctx, int argc, char **argv)
 		return cvm_usage_bad_option("history", argv);
 	}
 	if (optind != argc)
-		return cvm_usage("history", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("history", argv);
 	if (cvm_out.json) {
 		doc = cvm_json_object();
 		arr = cvm_json_array();

@@ -71,9 +71,7 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 	in->jobs = (unsigned)jobs;
 	env = getenv("CUDNNVM_VERIFY_FIRST");
 	in->verify_first = env && *env && strcmp(env, "0");
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
 			in->cuda = optarg;

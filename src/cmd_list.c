@@ -206,19 +206,17 @@ int cvm_cmd_list(struct cvm_ctx *ctx, int argc, char **argv)
 	};
 	const char *platform = NULL;
 	bool available = false;
-	int c, major = 0, minor;
+	int c, r, major = 0;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'a':
 			available = true;
 			break;
 		case 'c':
-			if (cvm_cuda_parse(optarg, &major, &minor) < 0)
-				return cvm_usage("list", "--cuda '%s': expected a CUDA version such as 12.4",
-						 cvm_safe(optarg));
+			r = cvm_cli_cuda("list", optarg, &major);
+			if (r < 0)
+				return r;
 			break;
 		case 'p':
 			platform = optarg;
@@ -228,7 +226,7 @@ int cvm_cmd_list(struct cvm_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (optind != argc)
-		return cvm_usage("list", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("list", argv);
 	if (!available)
 		return list_installed(ctx, major);
 	if (!platform)

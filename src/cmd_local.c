@@ -24,13 +24,11 @@ int cvm_cmd_local(struct cvm_ctx *ctx, int argc, char **argv)
 	};
 	char spec[160], text[200], cwd[PATH_MAX], file[PATH_MAX + 32];
 	struct stat st;
-	int c, r, dfd;
+	int r, dfd;
 
 	(void)ctx;
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (!cvm_cli_common_opt(c))
-			return cvm_usage_bad_option("local", argv);
-	}
+	if (cvm_cli_getopt(argc, argv, opts) != -1)
+		return cvm_usage_bad_option("local", argv);
 	if (optind + 1 != argc)
 		return cvm_usage("local", "one VERSION is needed, e.g. 9.1");
 	if (cvm_pin_parse(argv[optind], strlen(argv[optind]), spec, sizeof(spec)) < 0 ||

@@ -19,9 +19,7 @@ int cvm_cmd_modulefiles(struct cvm_ctx *ctx, int argc, char **argv)
 	bool tcl = false;
 	int c;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'f':
 			if (cvm_modulefiles_format(optarg, &tcl) < 0)

@@ -16,25 +16,14 @@
 
 int cvm_cmd_prefix(struct cvm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cuda", required_argument, NULL, 'c' },
-		CVM_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	const char *cuda = NULL, *spec;
 	char id[160], dir[PATH_MAX], shown[PATH_MAX], ver[64], plat[64];
 	cvm_json *doc = NULL;
-	int c, r, major;
+	int r, major;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
-		if (c == 'c') {
-			cuda = optarg;
-			continue;
-		}
-		return cvm_usage_bad_option("prefix", argv);
-	}
+	r = cvm_cli_cuda_only("prefix", argc, argv, &cuda);
+	if (r < 0)
+		return r;
 	if (argc - optind > 1)
 		return cvm_usage("prefix", "at most one VERSION");
 	spec = optind < argc ? argv[optind] : NULL;

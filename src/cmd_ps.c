@@ -77,15 +77,12 @@ int cvm_cmd_ps(struct cvm_ctx *ctx, int argc, char **argv)
 	struct cvm_proc_cudnn *v = NULL;
 	size_t n = 0, unreadable = 0, flagged = 0;
 	cvm_json *doc = NULL, *arr = NULL;
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	if (cvm_cli_getopt(argc, argv, opts) != -1)
 		return cvm_usage_bad_option("ps", argv);
-	}
 	if (optind != argc)
-		return cvm_usage("ps", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("ps", argv);
 	r = cvm_procmap_scan(ctx->store.fd >= 0 ? &ctx->store : NULL, ctx->root, &v, &n, &unreadable);
 	if (r < 0)
 		return cvm_err(r, "cannot list the running processes: %s", strerror(-r));

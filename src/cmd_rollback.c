@@ -35,14 +35,12 @@ int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
 	size_t n = 0;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		if (!cvm_cli_activate_opt(c, optarg, &cuda_arg, &o))
 			return cvm_usage_bad_option("rollback", argv);
 	}
 	if (optind != argc)
-		return cvm_usage("rollback", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("rollback", argv);
 	r = cvm_cli_refuse_user(ctx, "rollback");
 	if (r == 0)
 		r = cvm_toolkit_select(ctx->root, cuda_arg, &tk);

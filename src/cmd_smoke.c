@@ -31,9 +31,7 @@ int cvm_cmd_smoke(struct cvm_ctx *ctx, int argc, char **argv)
 	long dev;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
 			cuda = optarg;
@@ -55,7 +53,7 @@ int cvm_cmd_smoke(struct cvm_ctx *ctx, int argc, char **argv)
 		}
 	}
 	if (optind != argc)
-		return cvm_usage("smoke", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("smoke", argv);
 	if (o.all_devices && o.device >= 0)
 		return cvm_usage("smoke", "--device and --all-devices exclude each other");
 	r = cvm_toolkit_select(ctx->root, cuda, &tk);

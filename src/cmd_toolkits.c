@@ -88,14 +88,12 @@ int cvm_cmd_toolkits(struct cvm_ctx *ctx, int argc, char **argv)
 	const char *root = ctx->root ? ctx->root : "";
 	struct cvm_toolkit *t = NULL;
 	size_t n = 0;
-	int c, def, r;
+	int def, r;
 
 	/* main() ran getopt on its own argv: 0 makes glibc start afresh. */
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, longopts, NULL)) != -1) {
-		if (c != '?' && cvm_cli_common_opt(c))
-			continue;
+	if (cvm_cli_getopt(argc, argv, longopts) != -1) {
 		/* A long option leaves its whole word in argv; a short one only in optopt. */
 		if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
 			return cvm_usage("toolkits", "unknown option '-%s'",
@@ -103,7 +101,7 @@ int cvm_cmd_toolkits(struct cvm_ctx *ctx, int argc, char **argv)
 		return cvm_usage("toolkits", "unknown option '%s'", cvm_safe(argv[optind - 1]));
 	}
 	if (optind < argc)
-		return cvm_usage("toolkits", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("toolkits", argv);
 
 	r = cvm_toolkits_find(root, &t, &n);
 	if (r < 0)

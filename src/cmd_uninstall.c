@@ -115,17 +115,15 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 	const char *platform = NULL, *spec;
 	char **ids = NULL, active[256];
 	size_t n = 0;
-	int c, r, major = 0, minor;
+	int c, r, major = 0;
 	bool force = false;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
-			if (cvm_cuda_parse(optarg, &major, &minor) < 0)
-				return cvm_usage("uninstall", "--cuda '%s': expected a CUDA version such as 12.4",
-						 cvm_safe(optarg));
+			r = cvm_cli_cuda("uninstall", optarg, &major);
+			if (r < 0)
+				return r;
 			break;
 		case 'p':
 			platform = optarg;

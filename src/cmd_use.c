@@ -77,9 +77,7 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	char pin[160];
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		if (!cvm_cli_activate_opt(c, optarg, &cuda_arg, &o))
 			return cvm_usage_bad_option("use", argv);
 	}

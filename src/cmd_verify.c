@@ -231,17 +231,14 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 	char **ids = NULL;
 	size_t n = 0, failed = 0;
 	cvm_json *doc = NULL, *list = NULL, *arr = NULL;
-	int c, r, major = 0, minor, broken = 0;
+	int c, r, major = 0, broken = 0;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
-		if (c == 'c' && cvm_cuda_parse(optarg, &major, &minor) == 0)
-			continue;
-		if (c == 'c')
-			return cvm_usage("verify", "--cuda '%s': expected a CUDA version such as 12.4",
-					 cvm_safe(optarg));
-		return cvm_usage_bad_option("verify", argv);
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
+		if (c != 'c')
+			return cvm_usage_bad_option("verify", argv);
+		r = cvm_cli_cuda("verify", optarg, &major);
+		if (r < 0)
+			return r;
 	}
 	if (argc - optind > 1)
 		return cvm_usage("verify", "at most one VERSION");

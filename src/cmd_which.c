@@ -47,29 +47,18 @@ static void explain(const struct cvm_ctx *ctx, const struct cvm_which *w, const 
 
 int cvm_cmd_which(struct cvm_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "cuda", required_argument, NULL, 'c' },
-		CVM_COMMON_LONGOPTS,
-		{ NULL, 0, NULL, 0 }
-	};
 	struct cvm_toolkit tk = { 0 };
 	struct cvm_which w;
 	const char *cuda_arg = NULL;
 	char cuda[16], reason[8400];
 	cvm_json *doc = NULL;
-	int c, r;
+	int r;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1) {
-		if (cvm_cli_common_opt(c))
-			continue;
-		if (c == 'c') {
-			cuda_arg = optarg;
-			continue;
-		}
-		return cvm_usage_bad_option("which", argv);
-	}
+	r = cvm_cli_cuda_only("which", argc, argv, &cuda_arg);
+	if (r < 0)
+		return r;
 	if (optind != argc)
-		return cvm_usage("which", "unexpected argument '%s'", cvm_safe(argv[optind]));
+		return cvm_usage_unexpected("which", argv);
 	r = cvm_toolkit_select(ctx->root, cuda_arg, &tk);
 	if (r < 0)
 		return r;

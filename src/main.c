@@ -21,6 +21,7 @@
 #include "plan.h"
 #include "select.h"
 #include "smoke.h"
+#include "version.h"
 
 #define CVM_VERSION_STRING "0.1.0"
 
@@ -317,6 +318,42 @@ int cvm_cli_common_opt(int c)
 	}
 }
 
+int cvm_cli_getopt(int argc, char **argv, const struct option *opts)
+{
+	int c;
+
+	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1)
+		if (!cvm_cli_common_opt(c))
+			return c;
+	return -1;
+}
+
+int cvm_cli_cuda_only(const char *cmd, int argc, char **argv, const char **cuda)
+{
+	static const struct option opts[] = {
+		{ "cuda", required_argument, NULL, 'c' },
+		CVM_COMMON_LONGOPTS,
+		{ NULL, 0, NULL, 0 }
+	};
+	int c;
+
+	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
+		if (c != 'c')
+			return cvm_usage_bad_option(cmd, argv);
+		*cuda = optarg;
+	}
+	return 0;
+}
+
+int cvm_cli_cuda(const char *cmd, const char *arg, int *major)
+{
+	int minor;
+
+	if (cvm_cuda_parse(arg, major, &minor) == 0)
+		return 0;
+	return cvm_usage(cmd, "--cuda '%s': expected a CUDA version such as 12.4", cvm_safe(arg));
+}
+
 int cvm_usage(const char *cmd, const char *fmt, ...)
 {
 	char msg[512];
@@ -339,6 +376,11 @@ int cvm_usage_bad_option(const char *cmd, char **argv)
 	if (optopt && optopt != '?')
 		return cvm_usage(cmd, "unknown option '-%c' or missing argument", optopt);
 	return cvm_usage(cmd, "unknown option '%s' or missing argument", cvm_safe(argv[optind - 1]));
+}
+
+int cvm_usage_unexpected(const char *cmd, char **argv)
+{
+	return cvm_usage(cmd, "unexpected argument '%s'", cvm_safe(argv[optind]));
 }
 
 /* In main.c with cvm_usage, which it calls (select.c is the library's, and the fuzzers'). */
