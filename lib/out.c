@@ -53,15 +53,27 @@ int cvm_err(int code, const char *fmt, ...)
 	return code;
 }
 
-int cvm_err_usage(const char *cmd, const char *fmt, ...)
+int cvm_err_usagev(const char *cmd, bool global, const char *fmt, va_list ap)
 {
 	char msg[512];
+
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (!cmd)
+		return cvm_err(-CVM_E_USAGE, "%s (see 'cudnnvm --help')", msg);
+	if (global)
+		return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm --help')", cmd, msg);
+	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm %s --help')", cmd, msg, cmd);
+}
+
+int cvm_err_usage(const char *cmd, const char *fmt, ...)
+{
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	r = cvm_err_usagev(cmd, false, fmt, ap);
 	va_end(ap);
-	return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm %s --help')", cmd, msg, cmd);
+	return r;
 }
 
 const char *cvm_err_first(void)

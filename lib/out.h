@@ -3,6 +3,7 @@
 #define CUDNNVM_OUT_H
 
 #include <signal.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,13 @@ int cvm_err(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3))
  * looked (main.c's cvm_usage says the same for the command line).
  */
 int cvm_err_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/*
+ * The same from a va_list, pointing at the help that fits: cmd NULL, "msg
+ * (see 'cudnnvm --help')"; global (an option before the command, or no
+ * command), "cmd: msg (see 'cudnnvm --help')"; else cvm_err_usage's form.
+ */
+int cvm_err_usagev(const char *cmd, bool global, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 void cvm_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Normal output: stdout, or stderr under --json; nothing under -q. */
 void cvm_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

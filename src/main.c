@@ -356,18 +356,15 @@ int cvm_cli_cuda(const char *cmd, const char *arg, int *major)
 
 int cvm_usage(const char *cmd, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
+	int r;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (!strcmp(cmd, "cudnnvm"))
-		return cvm_err(-CVM_E_USAGE, "%s (see 'cudnnvm --help')", msg);
 	/* A global option ("--root") points at the global help, a command at its own. */
-	if (cmd[0] == '-' || !find_command(cmd))
-		return cvm_err(-CVM_E_USAGE, "%s: %s (see 'cudnnvm --help')", cmd, msg);
-	return cvm_err_usage(cmd, "%s", msg);
+	r = cvm_err_usagev(strcmp(cmd, "cudnnvm") ? cmd : NULL, cmd[0] == '-' || !find_command(cmd),
+			   fmt, ap);
+	va_end(ap);
+	return r;
 }
 
 /* After getopt_long returned '?' (opterr is 0: we word the message). */
