@@ -92,7 +92,7 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		r = set_active(&ctx->store, cuda, to);
 		if (r < 0)
 			return cvm_err(r, "cannot switch '%s/active/cuda-%s': %s",
-				       cvm_safe(ctx->store.display), cuda, strerror(-r));
+				       cvm_safe(ctx->store.display), cuda, cvm_strerror(-r));
 	}
 	r = be->prepare(&sw);
 	if (r < 0 && journaled)
@@ -104,7 +104,7 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		r = set_active(&ctx->store, cuda, to);
 		if (r < 0)
 			return cvm_err(r, "cannot switch '%s/active/cuda-%s': %s",
-				       cvm_safe(ctx->store.display), cuda, strerror(-r));
+				       cvm_safe(ctx->store.display), cuda, cvm_strerror(-r));
 		*switched = true;
 		cvm_fault("use-switched");
 	}
@@ -116,7 +116,7 @@ static int do_switch(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const ch
 		r = set_active(&ctx->store, cuda, NULL);
 		if (r < 0)
 			return cvm_err(r, "cannot remove '%s/active/cuda-%s': %s",
-				       cvm_safe(ctx->store.display), cuda, strerror(-r));
+				       cvm_safe(ctx->store.display), cuda, cvm_strerror(-r));
 	}
 	cvm_fault("use-finished");
 	if (adopt_again) {
@@ -149,7 +149,7 @@ static int check_record(struct cvm_ctx *ctx, const char *id)
 
 	fd = cvm_store_open_version(&ctx->store, id);
 	if (fd < 0)
-		return cvm_err(fd, "cannot open %s: %s", cvm_safe(id), strerror(-fd));
+		return cvm_err(fd, "cannot open %s: %s", cvm_safe(id), cvm_strerror(-fd));
 	r = cvm_record_read(fd, id, &rec);
 	close(fd);
 	if (r < 0)
@@ -169,7 +169,7 @@ static int check_record(struct cvm_ctx *ctx, const char *id)
 			       strcmp(bad.rel, ".") ? "' in it" : "", bad.why,
 			       bad.n > 1 ? " (and more)" : "", cvm_safe(id), cvm_safe(id));
 	if (r < 0)
-		return cvm_err(r, "cannot check %s: %s", cvm_safe(id), strerror(-r));
+		return cvm_err(r, "cannot check %s: %s", cvm_safe(id), cvm_strerror(-r));
 	return 0;
 }
 

@@ -129,7 +129,7 @@ static int toolkit_dirs(const struct cvm_switch *sw, char *inc, char *lib, size_
 		r = cvm_resolve_in_root(sw->root, p, inc, len);
 	if (r < 0)
 		return cvm_err(r, "toolkit '%s' has no include folder: %s",
-			       cvm_safe(sw->tk->display), strerror(-r));
+			       cvm_safe(sw->tk->display), cvm_strerror(-r));
 	r = cvm_fmt(p, sizeof(p), "%s/lib64", sw->tk->display);
 	if (r == 0 && cvm_resolve_in_root(sw->root, p, lib, len) == 0)
 		return 0;
@@ -138,7 +138,7 @@ static int toolkit_dirs(const struct cvm_switch *sw, char *inc, char *lib, size_
 		r = cvm_resolve_in_root(sw->root, p, lib, len);
 	if (r < 0)
 		return cvm_err(r, "toolkit '%s' has no lib64 or lib folder: %s",
-			       cvm_safe(sw->tk->display), strerror(-r));
+			       cvm_safe(sw->tk->display), cvm_strerror(-r));
 	return 0;
 }
 
@@ -666,7 +666,7 @@ static int check_write_dir(const struct cvm_switch *sw, const char *inner, const
 		r = 0;
 	}
 	if (r < 0)
-		return cvm_err(r, "cannot resolve '%s': %s", cvm_safe(cur), strerror(-r));
+		return cvm_err(r, "cannot resolve '%s': %s", cvm_safe(cur), cvm_strerror(-r));
 	wl = within ? strlen(within) : 0;
 	if (within ? strncmp(res, within, wl) || (res[wl] && res[wl] != '/') : strcmp(res, cur) != 0)
 		return cvm_err(-CVM_E_PERM, "refusing to write into '%s': it leads to '%s', outside %s%s%s "
@@ -752,7 +752,7 @@ static int prepare(const struct cvm_switch *sw)
 	for (size_t i = 0; i < want.n; i++) {
 		int st = link_state(sw, want.path[i], want.target[i], &o);
 		if (st < 0) {
-			r = cvm_err(st, "cannot inspect '%s': %s", cvm_safe(want.path[i]), strerror(-st));
+			r = cvm_err(st, "cannot inspect '%s': %s", cvm_safe(want.path[i]), cvm_strerror(-st));
 			goto out;
 		}
 		if (st >= 2 && sw->adopt && same_as_version(sw, want.path[i], want.target[i]))
@@ -795,7 +795,7 @@ static int prepare(const struct cvm_switch *sw)
 		}
 		if (r < 0) {
 			r = cvm_err(r, "cannot create the link '%s': %s", cvm_safe(want.path[i]),
-				    strerror(-r));
+				    cvm_strerror(-r));
 			goto out;
 		}
 	}
@@ -958,7 +958,7 @@ static int update_loader(const struct cvm_switch *sw)
 	/* A dry run does not make the folder: then it holds no file of ours either. */
 	if (dfd < 0 && !(r == 0 && errno == ENOENT && cvm_plan_dry()))
 		return cvm_err(r < 0 ? r : -errno, "cannot open '%s/etc/ld.so.conf.d': %s",
-			       cvm_safe(sw->root), strerror(r < 0 ? -r : errno));
+			       cvm_safe(sw->root), cvm_strerror(r < 0 ? r : errno));
 	r = loader_file_ok(sw);
 	if (r == 0 && dfd >= 0 && cvm_read_regular_at(dfd, name, O_NOFOLLOW, 1 << 16, &have, NULL) < 0)
 		have = NULL;
@@ -1015,7 +1015,7 @@ static int finish(const struct cvm_switch *sw)
 			continue;
 		r = link_state(sw, p, NULL, &o);
 		if (r < 0) {
-			r = cvm_err(r, "cannot inspect '%s': %s", cvm_safe(p), strerror(-r));
+			r = cvm_err(r, "cannot inspect '%s': %s", cvm_safe(p), cvm_strerror(-r));
 			goto out;
 		}
 		if (r == 0)
@@ -1034,7 +1034,7 @@ static int finish(const struct cvm_switch *sw)
 		if (r == 0)
 			r = cvm_do_unlink_at(AT_FDCWD, host, p);
 		if (r < 0) {
-			r = cvm_err(r, "cannot remove the link '%s': %s", cvm_safe(p), strerror(-r));
+			r = cvm_err(r, "cannot remove the link '%s': %s", cvm_safe(p), cvm_strerror(-r));
 			goto out;
 		}
 		cvm_fault("use-unlinking");

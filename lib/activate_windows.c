@@ -141,7 +141,7 @@ static int adopt_move(const struct cvm_switch *sw)
 				r = cvm_do_rename(src, shown, src, shown);
 			if (r < 0)
 				r = cvm_err(r, "cannot move '%s' to '%s': %s%s", cvm_safe(src), cvm_safe(shown),
-					    strerror(-r), r == -EXDEV ? " (the store must be on the "
+					    cvm_strerror(-r), r == -EXDEV ? " (the store must be on the "
 					    "toolkit's volume for adopt)" : "");
 		}
 		closedir(d);
@@ -183,7 +183,7 @@ static int registry_error(const struct cvm_switch *sw, const char *what, int r)
 			       "(Run as administrator); --user changes only HKCU\\Environment", what,
 			       cvm_winenv_key_name(scope(sw)));
 	return cvm_err(r, "cannot write %s in %s: %s", what, cvm_winenv_key_name(scope(sw)),
-		       strerror(-r));
+		       cvm_strerror(-r));
 }
 
 /*
@@ -240,13 +240,13 @@ static int edit_path(const struct cvm_switch *sw, const char *add, bool *changed
 	if (r == 0)
 		r = stale_entries(sw, &drop, &ndrop);
 	if (r < 0)
-		return cvm_err(r, "cannot list the store's versions: %s", strerror(-r));
+		return cvm_err(r, "cannot list the store's versions: %s", cvm_strerror(-r));
 	before = scope(sw) == CVM_ENV_SYSTEM ? tk_bin : NULL;
 	r = cvm_winenv_path_edit(scope(sw), (const char *const *)drop, ndrop, add, before, false,
 				 changed, &shown);
 	if (r < 0)
 		r = cvm_err(r, "cannot read PATH in %s: %s", cvm_winenv_key_name(scope(sw)),
-			    strerror(-r));
+			    cvm_strerror(-r));
 	else if (*changed && !cvm_plan_describe("set", key, NULL, "to %s", shown) &&
 		 (r = cvm_winenv_path_edit(scope(sw), (const char *const *)drop, ndrop, add, before,
 					   true, NULL, NULL)) < 0)
@@ -285,7 +285,7 @@ static int edit_cudnn_path(const struct cvm_switch *sw, const char *want, const 
 	*changed = false;
 	if (r < 0 && r != -ENOENT)
 		return cvm_err(r, "cannot read CUDNN_PATH in %s: %s", cvm_winenv_key_name(scope(sw)),
-			       strerror(-r));
+			       cvm_strerror(-r));
 	r = cvm_fmt(key, sizeof(key), "%s\\CUDNN_PATH", cvm_winenv_key_name(scope(sw)));
 	if (r == 0 && want && cur && !in_store(sw, cur)) {
 		cvm_warn("CUDNN_PATH is %s, not cudnnvm's: left as it is (programs that read it "

@@ -245,7 +245,7 @@ static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts
 
 	n = read_head(fd, o, magic, sizeof(magic));
 	if (n < 0)
-		return cvm_err((int)n, "cannot read '%s': %s", cvm_safe(ar->name), strerror((int)-n));
+		return cvm_err((int)n, "cannot read '%s': %s", cvm_safe(ar->name), cvm_strerror((int)n));
 	if (!cvm_xz_magic(magic, (size_t)n))
 		return 0;
 	if (o && o->gate) {
@@ -261,7 +261,7 @@ static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts
 		return r;
 	if (r < 0)
 		return cvm_err(r == -CVM_E_CORRUPT ? r : -CVM_E_CORRUPT, "corrupt archive '%s': %s",
-			       cvm_safe(ar->name), why ? why : strerror(-r));
+			       cvm_safe(ar->name), why ? why : cvm_strerror(-r));
 	cvm_xz_get_info(ar->xz, &info);
 	if (o && o->gate)
 		snprintf(ar->decoder, sizeof(ar->decoder),
@@ -481,7 +481,7 @@ static la_ssize_t writer_write(struct archive *a, void *data, const void *buf, s
 		r = cvm_sha256_update(w->sha, buf, len);
 	if (r < 0) {
 		w->error = r;
-		archive_set_error(a, -r, "%s", strerror(-r));
+		archive_set_error(a, -r, "%s", cvm_strerror(-r));
 		return -1;
 	}
 	w->bytes += len;
@@ -493,7 +493,7 @@ static int wfail(struct cvm_archive_writer *w, const char *what)
 	const char *why = archive_error_string(w->a);
 
 	if (w->error)
-		return cvm_err(w->error, "cannot write '%s': %s", cvm_safe(w->name), strerror(-w->error));
+		return cvm_err(w->error, "cannot write '%s': %s", cvm_safe(w->name), cvm_strerror(-w->error));
 	return cvm_err(-EIO, "cannot write '%s': %s: %s", cvm_safe(w->name), cvm_safe(what),
 		       cvm_safe(why ? why : "unknown error"));
 }

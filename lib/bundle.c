@@ -143,7 +143,7 @@ static int check_tree(int vfd, const char *id, const struct cvm_filelist *want)
 
 	if (r < 0)
 		r = cvm_err(-CVM_E_INTEGRITY, "%s is damaged: cannot list its files: %s (run 'cudnnvm "
-			    "verify %s')", id, strerror(-r), id);
+			    "verify %s')", id, cvm_strerror(-r), id);
 	while (r == 0 && (i < want->n || j < have.n)) {
 		int c = i >= want->n ? 1 : j >= have.n ? -1 : strcmp(want->v[i].path, have.v[j].path);
 		const struct cvm_file *f = c > 0 ? &have.v[j++] : &want->v[i++];
@@ -252,7 +252,7 @@ int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, boo
 	vfd = cvm_store_open_version(&ctx->store, id);
 	if (vfd < 0)
 		return cvm_err(vfd, "cannot open %s/versions/%s: %s", cvm_safe(ctx->store.display), id,
-			       strerror(-vfd));
+			       cvm_strerror(-vfd));
 	/* What another file system holds is not the version's: not read, not published. */
 	r = cvm_fmt(tmp, sizeof(tmp), "versions/%s", id);
 	if (r == 0)
@@ -262,7 +262,7 @@ int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, boo
 				    "(another file system is mounted there); no bundle is written: "
 				    "unmount it ('cudnnvm verify %s' says the same)", id,
 				    cvm_safe(ctx->store.display), cvm_safe(mnt), id)
-			  : cvm_err(r, "cannot look for mount points in %s: %s", id, strerror(-r));
+			  : cvm_err(r, "cannot look for mount points in %s: %s", id, cvm_strerror(-r));
 		goto out;
 	}
 	r = check_dest(file);
@@ -502,7 +502,7 @@ static int check_bundle_file(struct bundle_install *b)
 
 		r = cvm_sha256_fd(b->fd, d, &n, NULL, NULL);
 		if (r < 0)
-			return cvm_err(r, "cannot read '%s': %s", cvm_safe(b->path), strerror(-r));
+			return cvm_err(r, "cannot read '%s': %s", cvm_safe(b->path), cvm_strerror(-r));
 		cvm_hex_encode(d, sizeof(d), b->got);
 		if (strcmp(b->got, o->sha256))
 			return cvm_err(-CVM_E_INTEGRITY, "bundle '%s': SHA-256 mismatch: expected %s, "
@@ -571,7 +571,7 @@ static int check_release(struct bundle_install *b)
 	r = cvm_release_check(b->sfd, b->rec.release, &odd, &nodd);
 	if (r < 0)
 		r = cvm_err(r, "bundle '%s': cannot read its libraries: %s", cvm_safe(b->path),
-			    strerror(-r));
+			    cvm_strerror(-r));
 	else if (nodd)
 		r = cvm_release_refuse(b->path, b->rec.release, odd, nodd);
 	free(odd);
@@ -623,7 +623,7 @@ static int write_record(struct bundle_install *b)
 	if (r == 0)
 		r = cvm_record_write(b->sfd, rec, &b->files);
 	if (r < 0)
-		return cvm_err(r, "cannot write the record of %s: %s", b->res->id, strerror(-r));
+		return cvm_err(r, "cannot write the record of %s: %s", b->res->id, cvm_strerror(-r));
 	return 0;
 }
 

@@ -46,7 +46,7 @@ int cvm_cache_dir(struct cvm_ctx *ctx)
 	r = cvm_do_mkdir_at(ctx->store.fd, "cache", 0755, shown);
 	if (r < 0)
 		return cvm_err(r, "cannot create '%s/cache': %s", cvm_safe(ctx->store.display),
-			       strerror(-r));
+			       cvm_strerror(-r));
 	fd = openat(ctx->store.fd, "cache", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	/* A dry run did not make it: nothing is cached. */
 	if (fd < 0 && errno == ENOENT && cvm_plan_dry())
@@ -141,7 +141,7 @@ int cvm_cache_check(int fd, const struct cvm_build *b, const char *path)
 			       (unsigned long long)b->size);
 	r = cvm_sha256_fd(fd, d, &n, NULL, NULL);
 	if (r < 0)
-		return cvm_err(r, "cannot read '%s': %s", cvm_safe(path), strerror(-r));
+		return cvm_err(r, "cannot read '%s': %s", cvm_safe(path), cvm_strerror(-r));
 	cvm_hex_encode(d, sizeof(d), hex);
 	if (strcmp(hex, b->sha256))
 		return cvm_err(-CVM_E_INTEGRITY, "'%s': SHA-256 mismatch: expected %s, got %s",

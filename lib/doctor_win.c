@@ -696,7 +696,7 @@ static void read_paths(struct cvm_doctor_report *rp)
 	if (r < 0) {
 		char why[128];
 		snprintf(why, sizeof(why), "the registry's Environment cannot be read (%s): this "
-			 "process's PATH is used instead", strerror(-r));
+			 "process's PATH is used instead", cvm_strerror(-r));
 		cvm_findings_unchecked(&rp->f, "the PATH a program started now gets", why);
 		rp->os->fresh = env ? strdup(env) : NULL;
 	} else if (env && strcasecmp(env, rp->os->fresh)) {

@@ -66,7 +66,7 @@ static void note_staging(int dirfd)
 static int write_error(const char *rel, int r)
 {
 	return cvm_err(r, "cannot write '%s' in the staging folder '%s': %s", cvm_safe(rel),
-		       staging_path[0] ? cvm_safe(staging_path) : "?", strerror(-r));
+		       staging_path[0] ? cvm_safe(staging_path) : "?", cvm_strerror(-r));
 }
 
 /*
@@ -749,7 +749,7 @@ static void report_try(struct child_ctx *c, const char *what, int ok)
 	struct msg m = { 0 };
 	size_t at = begin_record(&m, 'E');
 
-	snprintf(line, sizeof(line), "%s: %s", what, ok >= 0 ? "allowed" : strerror(-ok));
+	snprintf(line, sizeof(line), "%s: %s", what, ok >= 0 ? "allowed" : cvm_strerror(-ok));
 	put(&m, line, strlen(line));
 	end_record(&m, at);
 	send_msg(c, &m);
@@ -1137,7 +1137,7 @@ int cvm_extract_child_wait(struct cvm_extract_child *c, struct cvm_extract *x,
 	}
 	if (unconfined) {
 		cvm_verbose("the extraction process could not confine itself (%s): extracting here",
-			    strerror(-code));
+			    cvm_strerror(-code));
 		r = 1;
 		goto out;
 	}

@@ -180,7 +180,7 @@ static int open_part(struct fetch *f)
 			       f->part, cvm_strerror(p->fd < 0 ? p->fd : -ENOMEM));
 	r = hash_part(p);
 	if (r < 0)
-		return cvm_err(r, "cannot read '%s' in the cache: %s", f->part, strerror(-r));
+		return cvm_err(r, "cannot read '%s' in the cache: %s", f->part, cvm_strerror(-r));
 	/* A .part as long as the file or longer cannot be resumed: start over. */
 	if (f->size && p->have >= f->size && p->have != f->size)
 		r = cvm_fetch_restart(p);
@@ -249,7 +249,7 @@ static int fetch_once(struct fetch *f)
 		return stopped(&p->pr, f->url, p->have, f->part);
 	if (p->error)
 		return cvm_err(p->error, "cannot write '%s' in the cache: %s", f->part,
-			       strerror(-p->error));
+			       cvm_strerror(-p->error));
 	if (res.how == CVM_FETCH_DONE)
 		return BODY_DONE;
 	if (res.misfit) {

@@ -205,7 +205,7 @@ static int check_release(int dirfd, const struct cvm_install *in)
 	r = cvm_release_check(dirfd, in->release, &odd, &n);
 	if (r < 0)
 		return cvm_err(r, "cannot read the libraries of '%s': %s", cvm_safe(in->archive),
-			       strerror(-r));
+			       cvm_strerror(-r));
 	if (n)
 		r = cvm_release_refuse(in->archive, in->release, odd, n);
 	free(odd);
@@ -336,7 +336,7 @@ static int same_as_installed(struct cvm_ctx *ctx, const struct cvm_install *in, 
 	fd = cvm_store_open_version(&ctx->store, in->id);
 	if (fd < 0)
 		return cvm_err(fd, "cannot open %s/versions/%s: %s", ctx->store.display, in->id,
-			       strerror(-fd));
+			       cvm_strerror(-fd));
 	r = cvm_record_read(fd, in->id, &rec);
 	close(fd);
 	if (r < 0)
@@ -367,7 +367,7 @@ static int hash_given(const struct cvm_install *in, char *got)
 	}
 	r = cvm_sha256_fd(fd, d, &n, NULL, NULL);
 	if (r < 0) {
-		r = cvm_err(r, "cannot read '%s': %s", cvm_safe(in->archive), strerror(-r));
+		r = cvm_err(r, "cannot read '%s': %s", cvm_safe(in->archive), cvm_strerror(-r));
 		goto out;
 	}
 	cvm_hex_encode(d, sizeof(d), got);
@@ -924,7 +924,7 @@ static int hash_archive(struct install_run *run, uint8_t *digest)
 		cvm_progress_end(&run->pr);
 	}
 	if (r < 0)
-		return cvm_err(r, "cannot read '%s': %s", cvm_safe(in->archive), strerror(-r));
+		return cvm_err(r, "cannot read '%s': %s", cvm_safe(in->archive), cvm_strerror(-r));
 	return 0;
 }
 
@@ -1100,7 +1100,7 @@ static int write_record(struct install_run *run)
 	rec->library = run->tree.library;
 	r = cvm_record_write(run->sfd, rec, &run->x.files);
 	if (r < 0)
-		return cvm_err(r, "cannot write the record of %s: %s", in->id, strerror(-r));
+		return cvm_err(r, "cannot write the record of %s: %s", in->id, cvm_strerror(-r));
 	cvm_fault("install-staged");
 	if (cvm_interrupted)
 		return -EINTR;

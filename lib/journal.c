@@ -95,7 +95,7 @@ static int append_line(struct cvm_store *s, const char *cuda, const char *line)
 
 	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
 	if (r < 0)
-		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+		return cvm_err(r, "cannot write the journal: %s", cvm_strerror(-r));
 	if (cvm_plan_dry()) {
 		char shown[4096], kind[16] = "", from[160] = "", to[160] = "";
 		snprintf(shown, sizeof(shown), "%s/%s", s->display, name);
@@ -123,7 +123,7 @@ static int append_line(struct cvm_store *s, const char *cuda, const char *line)
 	close(fd);
 	if (r < 0)
 		return cvm_err(r, "cannot write '%s/%s': %s", cvm_safe(s->display), name,
-			       strerror(-r));
+			       cvm_strerror(-r));
 	return 0;
 }
 
@@ -134,7 +134,7 @@ int cvm_journal_append(struct cvm_store *s, const char *cuda, const char *kind,
 	int r = format_line(line, sizeof(line), kind, from, to, argc, argv);
 
 	if (r < 0)
-		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+		return cvm_err(r, "cannot write the journal: %s", cvm_strerror(-r));
 	return append_line(s, cuda, line);
 }
 
@@ -151,7 +151,7 @@ int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *k
 	if (r == 0)
 		r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
 	if (r < 0)
-		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+		return cvm_err(r, "cannot write the journal: %s", cvm_strerror(-r));
 	/* A journal that cannot take the line refuses the switch before anything changes. */
 	fd = open_log(s, name, O_RDONLY);
 	if (fd < 0 && fd != -ENOENT)
@@ -160,7 +160,7 @@ int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *k
 		close(fd);
 	r = cvm_fmt(name, sizeof(name), "cuda-%s.pending", cuda);
 	if (r < 0)
-		return cvm_err(r, "cannot write the journal: %s", strerror(-r));
+		return cvm_err(r, "cannot write the journal: %s", cvm_strerror(-r));
 	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
 		return cvm_err(-errno, "cannot write the journal in '%s': %s", cvm_safe(s->display),
 			       strerror(errno));
@@ -312,7 +312,7 @@ int cvm_journal_read(struct cvm_store *s, const char *cuda, bool report,
 	r = cvm_read_fd(fd, 64 << 20, &buf, &len);
 	close(fd);
 	if (r < 0)
-		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(s->display), name, strerror(-r));
+		return cvm_err(r, "cannot read '%s/%s': %s", cvm_safe(s->display), name, cvm_strerror(-r));
 	r = parse_all(s, name, buf, len, report, out, n);
 	free(buf);
 	return r;

@@ -22,7 +22,7 @@ int cvm_lock_take(int fd, const char *path, double timeout_s)
 		if (k == 0)
 			return 0;
 		if (k != -EWOULDBLOCK && k != -EINTR)
-			return cvm_err(k, "cannot lock '%s': %s", cvm_safe(path), strerror(-k));
+			return cvm_err(k, "cannot lock '%s': %s", cvm_safe(path), cvm_strerror(-k));
 		if (timeout_s >= 0 && cvm_now_ms() >= deadline)
 			return cvm_err(-CVM_E_LOCKED,
 				       "the store is locked by another cudnnvm ('%s'); try again later",

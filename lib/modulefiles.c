@@ -89,7 +89,7 @@ static int writable(const struct gen *g, const char *name)
 
 	if (r < 0)
 		return cvm_err(r, "cannot read '%s/cudnn/%s': %s", cvm_safe(g->dir), cvm_safe(name),
-			       strerror(-r));
+			       cvm_strerror(-r));
 	if (r == THEIRS)
 		return cvm_err(-CVM_E_CONFLICT, "'%s/cudnn/%s' was not written by cudnnvm: it is left "
 			       "alone (move it away to have cudnnvm write it)", cvm_safe(g->dir),
@@ -282,7 +282,7 @@ static int sweep(struct gen *g, size_t *removed)
 		r = -errno;
 		if (fd >= 0)
 			close(fd);
-		return cvm_err(r, "cannot list '%s/cudnn': %s", cvm_safe(g->dir), strerror(-r));
+		return cvm_err(r, "cannot list '%s/cudnn': %s", cvm_safe(g->dir), cvm_strerror(-r));
 	}
 	while ((e = readdir(d)) && r == 0) {
 		/* Under the lock nobody else writes: a temporary file of ours is a crash's leftover. */
@@ -381,7 +381,7 @@ static int open_dirs(struct gen *g)
 	if (g->cfd < 0) {
 		r = -errno;
 		return cvm_err(r, "cannot open '%s/cudnn': %s", cvm_safe(g->dir),
-			       r == -ELOOP || r == -ENOTDIR ? "not a folder" : strerror(-r));
+			       r == -ELOOP || r == -ENOTDIR ? "not a folder" : cvm_strerror(-r));
 	}
 	/*
 	 * One writer at a time, from reading the store to the sweep (flock on the
@@ -405,7 +405,7 @@ static int list_ids(struct gen *g)
 	/* Into locals: a pointer into g would leave all of g unknown to the analysers. */
 	r = cvm_store_list(&g->ctx->store, &ids, &nall);
 	if (r < 0)
-		return cvm_err(r, "cannot list the store: %s", strerror(-r));
+		return cvm_err(r, "cannot list the store: %s", cvm_strerror(-r));
 	g->ids = ids;
 	g->nall = nall;
 	g->names = calloc(g->nall ? g->nall : 1, sizeof(*g->names));

@@ -14,6 +14,7 @@
 
 #include "alloc.h"
 #include "compat.h"
+#include "error.h"
 #include "fsutil.h"
 #include "out.h"
 #include "proc.h"
@@ -396,7 +397,7 @@ int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 		return 0;
 	}
 	cvm_verbose("the Restart Manager %s%s for %s: looking at the modules of every process",
-		    r < 0 ? "failed: " : "names no process", r < 0 ? strerror(-r) : "", dir);
+		    r < 0 ? "failed: " : "names no process", r < 0 ? cvm_strerror(-r) : "", dir);
 	free(*out);
 	*out = NULL;
 	*n = 0;

@@ -323,7 +323,7 @@ static int load_in_child(struct cvm_smoke_check *sc, char **argv)
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s did not finish in %.0f s: killed",
 			       cvm_safe(c->libpath), cvm_smoke_timeout_s());
 	if (status < 0)
-		return cvm_err(status, "smoke test: cannot run the child: %s", strerror(-status));
+		return cvm_err(status, "smoke test: cannot run the child: %s", cvm_strerror(-status));
 	if (WIFSIGNALED(status))
 		return cvm_err(-CVM_E_SMOKE, "smoke test: loading %s killed the process (signal %d, "
 			       "%s)%s", cvm_safe(c->libpath), WTERMSIG(status), strsignal(WTERMSIG(status)),

@@ -43,7 +43,7 @@ int cvm_smoke_read_record(struct cvm_ctx *ctx, const char *id, struct cvm_record
 
 	fd = cvm_store_open_version(&ctx->store, id);
 	if (fd < 0)
-		return cvm_err(fd, "cannot open %s: %s", id, strerror(-fd));
+		return cvm_err(fd, "cannot open %s: %s", id, cvm_strerror(-fd));
 	r = cvm_record_read(fd, id, rec);
 	close(fd);
 	return r;

@@ -570,7 +570,7 @@ static int child_env(struct cvm_smoke_check *sc, char **argv)
 	argv[3] = sc->lib;
 	r = cvm_winenv_fresh_path(&c->fresh);
 	if (r < 0)
-		return cvm_err(r, "smoke test: cannot read PATH from the registry: %s", strerror(-r));
+		return cvm_err(r, "smoke test: cannot read PATH from the registry: %s", cvm_strerror(-r));
 	r = cvm_fmt(tkbin, sizeof(tkbin), "%s/bin", sc->tk->path);
 	if (r == 0)
 		r = (c->cpath = child_path(c->fresh, tkbin)) ? self_exe(c->exe, sizeof(c->exe)) : -ENOMEM;
@@ -587,7 +587,7 @@ static int load_in_child(struct cvm_smoke_check *sc, char **argv)
 		return cvm_err(-CVM_E_SMOKE, "smoke test: loading %s did not finish in %.0f s: killed",
 			       sc->name, cvm_smoke_timeout_s());
 	if (r < 0)
-		return cvm_err(r, "smoke test: cannot run the child: %s", strerror(-r));
+		return cvm_err(r, "smoke test: cannot run the child: %s", cvm_strerror(-r));
 	if (!cvm_smoke_versions(sc->res, &sc->libv, &sc->cudart, sc->loaded, sizeof(sc->loaded),
 				sc->name)) {
 		char e[1024];

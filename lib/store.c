@@ -28,7 +28,7 @@ static int sys_err(const struct cvm_store *s, const char *what, int r)
 		return cvm_err(-CVM_E_PERM, "cannot %s in the store '%s': permission denied: this "
 			       "needs root, or --user for a store of your own", what,
 			       cvm_safe(s->display));
-	return cvm_err(r, "cannot %s in the store '%s': %s", what, cvm_safe(s->display), strerror(-r));
+	return cvm_err(r, "cannot %s in the store '%s': %s", what, cvm_safe(s->display), cvm_strerror(-r));
 }
 
 /* The --root part of path, when display is path as seen inside it ("" otherwise). */
@@ -378,7 +378,7 @@ static void forget_smoke(struct cvm_store *s, const char *id)
 	if (cvm_fmt(p, sizeof(p), "smoke/%s.json", id) == 0 &&
 	    cvm_fmt(shown, sizeof(shown), "%s/%s", s->display, p) == 0 &&
 	    (r = cvm_do_unlink_at(s->fd, p, shown)) < 0)
-		cvm_warn("cannot remove %s/%s: %s", s->display, p, strerror(-r));
+		cvm_warn("cannot remove %s/%s: %s", s->display, p, cvm_strerror(-r));
 }
 
 /*
@@ -442,7 +442,7 @@ int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bo
 	if (r == 0)
 		r = cvm_rm_rf_at(s->fd, old);
 	if (r < 0)
-		cvm_warn("cannot remove the replaced copy of %s: %s", id, strerror(-r));
+		cvm_warn("cannot remove the replaced copy of %s: %s", id, cvm_strerror(-r));
 done:
 	cvm_fault("install-committed");
 	forget_smoke(s, id);
@@ -1020,7 +1020,7 @@ int cvm_active_each_broken(struct cvm_store *s, cvm_active_broken_fn fn, void *a
 		if (k == -ENOENT)
 			continue;	/* deactivated meanwhile */
 		if (k < 0)
-			broken = strerror(-k);
+			broken = cvm_strerror(-k);
 		if (!broken)
 			continue;
 		bad++;

@@ -711,7 +711,7 @@ const char *cvm_xz_strerror(const struct cvm_xz *z)
 {
 	if (z->why)
 		return z->why;
-	return z->err ? strerror(-z->err) : "no error";
+	return z->err ? cvm_strerror(-z->err) : "no error";
 }
 
 uint64_t cvm_xz_position(const struct cvm_xz *z)

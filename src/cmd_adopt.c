@@ -376,7 +376,7 @@ static int open_found(const struct hand_copy *hc, size_t i, int *fd)
 		r = refuse(hc, f->names[k], "it changed while cudnnvm was adopting it");
 	else if (r < 0)
 		r = cvm_err(r, "cannot open '%s': %s", cvm_safe(tk_path(hc, f->names[k], path,
-									 sizeof(path))), strerror(-r));
+									 sizeof(path))), cvm_strerror(-r));
 	if (r < 0 && *fd >= 0) {
 		close(*fd);
 		*fd = -1;
@@ -417,7 +417,7 @@ static int copy_one(const struct hand_copy *hc, size_t i, int sfd, struct cvm_fi
 		r = symlinkat(body, sfd, rel) < 0 ? -errno : cvm_filelist_add(files, rel, body, NULL, 0,
 									     0777);
 		return r < 0 ? cvm_err(r, "cannot copy the link '%s' into the store: %s",
-				       cvm_safe(tk_path(hc, rel, shown, sizeof(shown))), strerror(-r)) : 0;
+				       cvm_safe(tk_path(hc, rel, shown, sizeof(shown))), cvm_strerror(-r)) : 0;
 	}
 	cvm_fault("adopt-open");
 	r = open_found(hc, i, &in);
@@ -458,7 +458,7 @@ out:
 	/* A refusal is printed already. */
 	if (r < 0 && r != -CVM_E_UNSAFE)
 		r = cvm_err(r, "cannot copy '%s' into the store: %s",
-			    cvm_safe(tk_path(hc, rel, shown, sizeof(shown))), strerror(-r));
+			    cvm_safe(tk_path(hc, rel, shown, sizeof(shown))), cvm_strerror(-r));
 	free(buf);
 	cvm_sha256_free(sha);
 	if (out >= 0)
@@ -617,7 +617,7 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const s
 	for (size_t i = 0; i < hc->nhd; i++) {
 		r = cvm_mkdir_p_at(sfd, hc->hd[i].sub, 0755);
 		if (r < 0) {
-			r = cvm_err(r, "cannot create the staging folders: %s", strerror(-r));
+			r = cvm_err(r, "cannot create the staging folders: %s", cvm_strerror(-r));
 			goto out;
 		}
 	}
@@ -635,7 +635,7 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const s
 		r = cvm_release_check(sfd, release, &odd, &nodd);
 		if (r < 0)
 			r = cvm_err(r, "cannot read the libraries in '%s': %s", cvm_safe(lib),
-				    strerror(-r));
+				    cvm_strerror(-r));
 		else if (nodd)
 			r = cvm_release_refuse(lib, release, odd, nodd);
 		free(odd);
@@ -644,7 +644,7 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const s
 	}
 	r = tree.windows ? 0 : cvm_ccgate_scan(sfd, &rec.archs);
 	if (r < 0) {
-		r = cvm_err(r, "cannot read the libraries in '%s': %s", cvm_safe(lib), strerror(-r));
+		r = cvm_err(r, "cannot read the libraries in '%s': %s", cvm_safe(lib), cvm_strerror(-r));
 		goto out;
 	}
 	snprintf(from, sizeof(from), "adopted from %s", tk->display);
@@ -660,7 +660,7 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const s
 	rec.library = tree.library;
 	r = cvm_record_write(sfd, &rec, &files);
 	if (r < 0) {
-		r = cvm_err(r, "cannot write the record of %s: %s", id, strerror(-r));
+		r = cvm_err(r, "cannot write the record of %s: %s", id, cvm_strerror(-r));
 		goto out;
 	}
 	cvm_fault("adopt-staged");
@@ -732,7 +732,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	if (r < 0) {
 		if (r != -CVM_E_NOTFOUND)
 			r = cvm_err(r, "cannot read the toolkit '%s': %s", cvm_safe(tk.display),
-				    strerror(-r));
+				    cvm_strerror(-r));
 		goto out;
 	}
 	if (!f.n) {

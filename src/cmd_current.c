@@ -61,7 +61,7 @@ int cvm_cmd_current(struct cvm_ctx *ctx, int argc, char **argv)
 				    : -ENOENT;
 		if (r < 0) {
 			id[0] = '\0';
-			broken = r == -ENOENT ? NULL : strerror(-r);
+			broken = r == -ENOENT ? NULL : cvm_strerror(-r);
 		}
 		if (!id[0] && !broken && !cuda_arg)
 			continue;

@@ -177,6 +177,6 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 	cvm_verbose("running %s with cuDNN %s", argv[optind], id);
 	r = -cvm_proc_exec(argv + optind);
 	/* As env(1) and the shells: 127 when there is no such command, 126 when it cannot run. */
-	cvm_err(-r, "cannot run '%s': %s", cvm_safe(argv[optind]), strerror(r));
+	cvm_err(-r, "cannot run '%s': %s", cvm_safe(argv[optind]), cvm_strerror(r));
 	return r == ENOENT || r == ENOTDIR ? 127 : 126;
 }

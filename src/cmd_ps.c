@@ -85,7 +85,7 @@ int cvm_cmd_ps(struct cvm_ctx *ctx, int argc, char **argv)
 		return cvm_usage_unexpected("ps", argv);
 	r = cvm_procmap_scan(ctx->store.fd >= 0 ? &ctx->store : NULL, ctx->root, &v, &n, &unreadable);
 	if (r < 0)
-		return cvm_err(r, "cannot list the running processes: %s", strerror(-r));
+		return cvm_err(r, "cannot list the running processes: %s", cvm_strerror(-r));
 	if (cvm_out.json) {
 		doc = cvm_json_object();
 		arr = cvm_json_array();

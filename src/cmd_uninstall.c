@@ -85,7 +85,7 @@ static int check_users(struct cvm_ctx *ctx, const char *id, bool force)
 	if (r == 0)
 		r = cvm_proc_users(real, &u, &n);
 	if (r < 0) {
-		cvm_warn("cannot tell whether running programs use %s: %s", id, strerror(-r));
+		cvm_warn("cannot tell whether running programs use %s: %s", id, cvm_strerror(-r));
 		return 0;
 	}
 	for (size_t i = 0; i < n && strlen(who) < sizeof(who) - 80; i++)

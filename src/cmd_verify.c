@@ -276,7 +276,7 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 		broken = cvm_active_each_broken(&ctx->store, active_problem, doc);
 		if (broken < 0) {
 			r = cvm_err(broken, "cannot read %s/active: %s", cvm_safe(ctx->store.display),
-				    strerror(-broken));
+				    cvm_strerror(-broken));
 			goto out;
 		}
 	}
