@@ -37,13 +37,13 @@ static int set_active(struct cvm_store *s, const char *cuda, const char *to)
 		r = cvm_fmt(dir, sizeof(dir), "%s/active", s->display);
 	if (r < 0)
 		return r;
-	r = cvm_do_mkdir_at(s->fd, "active", 0755, dir);
+	r = cvm_do_mkdir_at(s->plan, s->fd, "active", 0755, dir);
 	if (r < 0)
 		return r;
 	if (to)
-		r = cvm_do_symlink_replace_at(s->fd, target, name, shown);
+		r = cvm_do_symlink_replace_at(s->plan, s->fd, target, name, shown);
 	else
-		r = cvm_do_unlink_at(s->fd, name, shown);
+		r = cvm_do_unlink_at(s->plan, s->fd, name, shown);
 	if (r == 0) {
 		int fd = openat(s->fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (fd >= 0) {
@@ -223,7 +223,7 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 	if (r == 0 && (!to || o->no_smoke))
 		return 0;
 	/* It loads what the switch made: a dry run made none. */
-	if (r == 0 && cvm_plan_describe("run the smoke test of", to, NULL, "for CUDA %s (a failure "
+	if (r == 0 && cvm_plan_describe(&ctx->plan, "run the smoke test of", to, NULL, "for CUDA %s (a failure "
 					"%s)", cuda, prev && strcmp(prev, to) ?
 					"puts the previous version back" : "deactivates it"))
 		return 0;

@@ -462,7 +462,7 @@ static int write_record(const struct cvm_switch *sw, const struct links *a, cons
 	if (r == 0)
 		r = cvm_fmt(shown, sizeof(shown), "%s/toolkits", sw->store->display);
 	if (r == 0)
-		r = cvm_do_mkdir_at(sw->store->fd, "toolkits", 0755, shown);
+		r = cvm_do_mkdir_at(sw->store->plan, sw->store->fd, "toolkits", 0755, shown);
 	if (r == 0)
 		r = cvm_fmt(shown, sizeof(shown), "%s/%s", sw->store->display, name);
 	for (int k = 0; k < 2 && r == 0; k++) {
@@ -485,9 +485,9 @@ static int write_record(const struct cvm_switch *sw, const struct links *a, cons
 		}
 	}
 	if (r == 0 && !text.len)
-		r = cvm_do_unlink_at(sw->store->fd, name, shown);
+		r = cvm_do_unlink_at(sw->store->plan, sw->store->fd, name, shown);
 	else if (r == 0)
-		r = cvm_do_write_file_at(sw->store->fd, name, text.buf, text.len, 0644, shown);
+		r = cvm_do_write_file_at(sw->store->plan, sw->store->fd, name, text.buf, text.len, 0644, shown);
 	if (r < 0)
 		r = cvm_err(r, "cannot record the links of CUDA %s: %s", sw->cuda, cvm_strerror(r));
 out:
@@ -602,9 +602,9 @@ static void backup(const struct cvm_switch *sw, const char *path)
 	    cvm_fmt(dst, sizeof(dst), "%s%s", dir, name) < 0 ||
 	    cvm_fmt(shown, sizeof(shown), "%s/backups/%s/%s%s", sw->store->display, sw->to, sub,
 		    name) < 0 ||
-	    cvm_do_mkdir_p(dir, 0755, sw->root) < 0)
+	    cvm_do_mkdir_p(sw->store->plan, dir, 0755, sw->root) < 0)
 		return;
-	r = cvm_do_link(host, dst, path, shown);
+	r = cvm_do_link(sw->store->plan, host, dst, path, shown);
 	if (r < 0 && r != -EEXIST) {
 		struct stat st;
 		if (lstat(host, &st) == 0 && S_ISLNK(st.st_mode)) {
@@ -621,7 +621,8 @@ static void backup(const struct cvm_switch *sw, const char *path)
 	}
 }
 
-static int replace_with_link(const char *host, const char *body, const char *shown)
+static int replace_with_link(const struct cvm_switch *sw, const char *host, const char *body,
+			     const char *shown)
 {
 	char dir[PATH_MAX], *slash;
 	int dfd, r;
@@ -634,7 +635,7 @@ static int replace_with_link(const char *host, const char *body, const char *sho
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -errno;
-	r = cvm_do_symlink_replace_at(dfd, body, slash + 1, shown);
+	r = cvm_do_symlink_replace_at(sw->store->plan, dfd, body, slash + 1, shown);
 	close(dfd);
 	return r;
 }
@@ -779,16 +780,16 @@ static int prepare(const struct cvm_switch *sw)
 			continue;
 		r = host_path(sw, host, sizeof(host), want.path[i]);
 		if (r == 0 && st == 0) {
-			r = cvm_do_symlink_at(AT_FDCWD, want.target[i], host, want.path[i]);
+			r = cvm_do_symlink_at(sw->store->plan, AT_FDCWD, want.target[i], host, want.path[i]);
 		} else if (r == 0 && st >= 2 && sw->adopt &&
 			   same_as_version(sw, want.path[i], want.target[i])) {
 			/* The path never stops resolving to these bytes: rename over it. */
 			backup(sw, want.path[i]);
-			r = replace_with_link(host, want.target[i], want.path[i]);
+			r = replace_with_link(sw, host, want.target[i], want.path[i]);
 			cvm_fault("adopt-replacing");
 		} else if (r == 0 && st == 3 && is_ours(&have, want.path[i], &o)) {
 			/* One of ours with another body (a store that moved): replaced atomically. */
-			r = replace_with_link(host, want.target[i], want.path[i]);
+			r = replace_with_link(sw, host, want.target[i], want.path[i]);
 		} else if (r == 0 && st >= 2) {
 			/* Recorded, but the admin's now (another link, a file): never replaced. */
 			r = untouched(sw, &have, want.path[i], &o, NULL);
@@ -873,7 +874,7 @@ static int run_ldconfig(const struct cvm_switch *sw)
 		cvm_warn("the loader cache may be stale until ldconfig runs");
 		return 0;
 	}
-	if (cvm_plan_describe("run", prog, NULL, "%s%s%s(to rebuild the loader cache)",
+	if (cvm_plan_describe(sw->store->plan, "run", prog, NULL, "%s%s%s(to rebuild the loader cache)",
 			      sw->root[0] ? "-r " : "", sw->root, sw->root[0] ? " " : ""))
 		return 0;
 	cvm_verbose("running %s%s%s", prog, sw->root[0] ? " -r " : "", sw->root);
@@ -953,10 +954,10 @@ static int update_loader(const struct cvm_switch *sw)
 		r = cvm_fmt(want, sizeof(want), "%s/active/cuda-%s/lib\n", sw->store->display, sw->cuda);
 	if (r < 0)
 		return r;
-	r = cvm_do_mkdir_p(dir, 0755, sw->root);
+	r = cvm_do_mkdir_p(sw->store->plan, dir, 0755, sw->root);
 	dfd = r < 0 ? -1 : open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	/* A dry run does not make the folder: then it holds no file of ours either. */
-	if (dfd < 0 && !(r == 0 && errno == ENOENT && cvm_plan_dry()))
+	if (dfd < 0 && !(r == 0 && errno == ENOENT && cvm_plan_dry(sw->store->plan)))
 		return cvm_err(r < 0 ? r : -errno, "cannot open '%s/etc/ld.so.conf.d': %s",
 			       cvm_safe(sw->root), cvm_strerror(r < 0 ? r : errno));
 	r = loader_file_ok(sw);
@@ -971,11 +972,11 @@ static int update_loader(const struct cvm_switch *sw)
 	}
 	if (sw->to && *sw->to) {
 		if (!have || strcmp(have, want)) {
-			r = cvm_do_write_file_at(dfd, name, want, strlen(want), 0644, shown);
+			r = cvm_do_write_file_at(sw->store->plan, dfd, name, want, strlen(want), 0644, shown);
 			changed = true;
 		}
 	} else if (have) {
-		r = cvm_do_unlink_at(dfd, name, shown);
+		r = cvm_do_unlink_at(sw->store->plan, dfd, name, shown);
 		changed = true;
 	}
 	free(have);
@@ -1032,7 +1033,7 @@ static int finish(const struct cvm_switch *sw)
 		}
 		r = host_path(sw, host, sizeof(host), p);
 		if (r == 0)
-			r = cvm_do_unlink_at(AT_FDCWD, host, p);
+			r = cvm_do_unlink_at(sw->store->plan, AT_FDCWD, host, p);
 		if (r < 0) {
 			r = cvm_err(r, "cannot remove the link '%s': %s", cvm_safe(p), cvm_strerror(-r));
 			goto out;

@@ -134,11 +134,11 @@ static int adopt_move(const struct cvm_switch *sw)
 					    "again", cvm_safe(src), sw->to, sw->cuda);
 				break;
 			}
-			r = cvm_do_mkdir_p(dst, 0755, "");
+			r = cvm_do_mkdir_p(sw->store->plan, dst, 0755, "");
 			if (r == 0)
 				r = cvm_fmt(shown, sizeof(shown), "%s/%s", dst, de->d_name);
 			if (r == 0)
-				r = cvm_do_rename(src, shown, src, shown);
+				r = cvm_do_rename(sw->store->plan, src, shown, src, shown);
 			if (r < 0)
 				r = cvm_err(r, "cannot move '%s' to '%s': %s%s", cvm_safe(src), cvm_safe(shown),
 					    cvm_strerror(-r), r == -EXDEV ? " (the store must be on the "
@@ -247,7 +247,7 @@ static int edit_path(const struct cvm_switch *sw, const char *add, bool *changed
 	if (r < 0)
 		r = cvm_err(r, "cannot read PATH in %s: %s", cvm_winenv_key_name(scope(sw)),
 			    cvm_strerror(-r));
-	else if (*changed && !cvm_plan_describe("set", key, NULL, "to %s", shown) &&
+	else if (*changed && !cvm_plan_describe(sw->store->plan, "set", key, NULL, "to %s", shown) &&
 		 (r = cvm_winenv_path_edit(scope(sw), (const char *const *)drop, ndrop, add, before,
 					   true, NULL, NULL)) < 0)
 		r = registry_error(sw, "PATH", r);
@@ -292,12 +292,12 @@ static int edit_cudnn_path(const struct cvm_switch *sw, const char *want, const 
 			 "will not see the active version)", cvm_safe(cur));
 	} else if (r == 0 && want && (!cur || !cvm_winpath_same(cur, want))) {
 		*changed = true;
-		if (!cvm_plan_describe("set", key, NULL, "to %s", want) &&
+		if (!cvm_plan_describe(sw->store->plan, "set", key, NULL, "to %s", want) &&
 		    (r = cvm_winenv_set(scope(sw), "CUDNN_PATH", want)) < 0)
 			r = registry_error(sw, "CUDNN_PATH", r);
 	} else if (r == 0 && !want && cur && old && cvm_winpath_same(cur, old)) {
 		*changed = true;
-		if (!cvm_plan_describe("remove", key, NULL, NULL) &&
+		if (!cvm_plan_describe(sw->store->plan, "remove", key, NULL, NULL) &&
 		    (r = cvm_winenv_set(scope(sw), "CUDNN_PATH", NULL)) < 0)
 			r = registry_error(sw, "CUDNN_PATH", r);
 	}
@@ -347,7 +347,7 @@ static int finish(const struct cvm_switch *sw)
 	r = edit_path(sw, to ? add : NULL, &c1);
 	if (r == 0)
 		r = edit_cudnn_path(sw, to ? dir : NULL, old_dir, &c2);
-	if (r == 0 && (c1 || c2) && !cvm_plan_dry())
+	if (r == 0 && (c1 || c2) && !cvm_plan_dry(sw->store->plan))
 		cvm_winenv_broadcast();
 	return r;
 }

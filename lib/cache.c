@@ -43,13 +43,13 @@ int cvm_cache_dir(struct cvm_ctx *ctx)
 	int fd, r;
 
 	snprintf(shown, sizeof(shown), "%s/cache", ctx->store.display);
-	r = cvm_do_mkdir_at(ctx->store.fd, "cache", 0755, shown);
+	r = cvm_do_mkdir_at(&ctx->plan, ctx->store.fd, "cache", 0755, shown);
 	if (r < 0)
 		return cvm_err(r, "cannot create '%s/cache': %s", cvm_safe(ctx->store.display),
 			       cvm_strerror(-r));
 	fd = openat(ctx->store.fd, "cache", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	/* A dry run did not make it: nothing is cached. */
-	if (fd < 0 && errno == ENOENT && cvm_plan_dry())
+	if (fd < 0 && errno == ENOENT && cvm_plan_dry(&ctx->plan))
 		return -ENOENT;
 	if (fd < 0)
 		return cvm_err(-errno, "cannot open '%s/cache': %s", cvm_safe(ctx->store.display),
@@ -93,7 +93,7 @@ int cvm_cache_open(struct cvm_ctx *ctx, const struct cvm_build *b, bool offline,
 		r = cvm_fmt(url, sizeof(url), "%s%s", mirror, b->relative_path);
 	if (r < 0)
 		goto out;
-	if (cvm_plan_describe("download", url, NULL, "(%s%llu bytes) to %s", b->has_size ? "" : "? ",
+	if (cvm_plan_describe(&ctx->plan, "download", url, NULL, "(%s%llu bytes) to %s", b->has_size ? "" : "? ",
 			      (unsigned long long)(b->has_size ? b->size : 0), cvm_safe(path))) {
 		r = -ECANCELED;
 		goto out;
@@ -116,7 +116,7 @@ void cvm_cache_discard(struct cvm_ctx *ctx, const struct cvm_build *b)
 		return;
 	char shown[4096];
 	snprintf(shown, sizeof(shown), "%s/cache/%s", ctx->store.display, b->file_name);
-	if (cvm_plan_describe("remove", shown, NULL, "(it failed verification)")) {
+	if (cvm_plan_describe(&ctx->plan, "remove", shown, NULL, "(it failed verification)")) {
 		close(dfd);
 		return;
 	}

@@ -10,6 +10,7 @@
  */
 #include <stdbool.h>
 
+#include "plan.h"
 #include "store.h"
 
 struct cvm_ctx {
@@ -18,6 +19,7 @@ struct cvm_ctx {
 	const char *mirror;		/* --mirror / CUDNNVM_MIRROR, or NULL */
 	double lock_timeout;		/* < 0 waits forever, 0 = --no-wait */
 	bool user;			/* --user */
+	struct cvm_plan plan;		/* --dry-run, and what it described (store.plan points here) */
 	struct cvm_store store;		/* opened (and locked) per the command's flags */
 	bool store_open;
 };

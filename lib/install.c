@@ -244,7 +244,7 @@ static int report(const struct cvm_ctx *ctx, struct cvm_install *in, bool alread
 	if (!cvm_out.json) {
 		if (already)
 			cvm_info("%s is already installed in %s (--force reinstalls it)", in->id, path);
-		else if (cvm_plan_dry())
+		else if (cvm_plan_dry(&ctx->plan))
 			cvm_info("dry run: %s would be installed in %s; nothing was changed", in->id, path);
 		else
 			cvm_info("installed %s in %s", in->id, path);
@@ -612,7 +612,7 @@ static int plan_install(struct cvm_ctx *ctx, struct cvm_install *in, const char 
 	char shown[4096];
 
 	snprintf(shown, sizeof(shown), "%s/versions/%s", ctx->store.display, in->id);
-	cvm_plan_describe(in->force && cvm_store_has(&ctx->store, in->id) ? "replace" : "create",
+	cvm_plan_describe(&ctx->plan, in->force && cvm_store_has(&ctx->store, in->id) ? "replace" : "create",
 			  shown, NULL, "(extracted from %s, %llu bytes)", cvm_safe(from),
 			  (unsigned long long)size);
 	cvm_modulefiles_refresh(ctx);
@@ -794,7 +794,7 @@ static int take_cached(struct install_run *run)
 	if (!in->build)
 		return cvm_err_usage("install", "--sha256 goes with --archive (the catalogue names the "
 				 "archive otherwise)");
-	if (!in->verify_first && !cvm_plan_dry() && speculate(in, run->why, sizeof(run->why)))
+	if (!in->verify_first && !cvm_plan_dry(&run->ctx->plan) && speculate(in, run->why, sizeof(run->why)))
 		arm_pipeline(run);
 	run->fd = open_cached(run->ctx, in);
 	if (run->fd == -ECANCELED) {
@@ -900,7 +900,7 @@ static int hash_archive(struct install_run *run, uint8_t *digest)
 	struct cvm_install *in = run->in;
 	int r = 0;
 
-	run->spec = !in->verified && !cvm_plan_dry() && speculate(in, run->why, sizeof(run->why));
+	run->spec = !in->verified && !cvm_plan_dry(&run->ctx->plan) && speculate(in, run->why, sizeof(run->why));
 	run->t0 = cvm_now_ms();
 	if (run->pl.child) {
 		adopt_download(run);
@@ -1176,7 +1176,7 @@ int cvm_install(struct cvm_ctx *ctx, struct cvm_install *in)
 	int r;
 
 	r = cvm_install_check(in);
-	if (r == 0 && (in->bundle || in->prefer_bundles) && cvm_plan_dry())
+	if (r == 0 && (in->bundle || in->prefer_bundles) && cvm_plan_dry(&ctx->plan))
 		r = cvm_err_usage("install", "--dry-run does not take %s yet (a bundle is checked as it "
 			      "is unpacked)", in->bundle ? "--bundle" : "--prefer-bundles");
 	if (r == 0 && in->bundle)
@@ -1200,7 +1200,7 @@ int cvm_install(struct cvm_ctx *ctx, struct cvm_install *in)
 	if (r == 0 && in->sha256)
 		r = name_from_content(&run);
 	/* Verified and named: a dry run reads its entries and stops before the first byte is written. */
-	if (r == 0 && cvm_plan_dry()) {
+	if (r == 0 && cvm_plan_dry(&ctx->plan)) {
 		r = plan_checked(&run);
 		goto out;
 	}

@@ -96,11 +96,11 @@ static int append_line(struct cvm_store *s, const char *cuda, const char *line)
 	r = cvm_fmt(name, sizeof(name), "history/cuda-%s.log", cuda);
 	if (r < 0)
 		return cvm_err(r, "cannot write the journal: %s", cvm_strerror(-r));
-	if (cvm_plan_dry()) {
+	if (cvm_plan_dry(s->plan)) {
 		char shown[4096], kind[16] = "", from[160] = "", to[160] = "";
 		snprintf(shown, sizeof(shown), "%s/%s", s->display, name);
 		(void)sscanf(line, "%*[^\t]\t%*[^\t]\t%15[^\t]\t%159[^\t]\t%159[^\t\n]", kind, from, to);
-		cvm_plan_describe("append to", shown, NULL, "the line \"%s: %s -> %s\"", kind, from, to);
+		cvm_plan_describe(s->plan, "append to", shown, NULL, "the line \"%s: %s -> %s\"", kind, from, to);
 		return 0;
 	}
 	if (mkdirat(s->fd, "history", 0755) < 0 && errno != EEXIST)
@@ -145,7 +145,7 @@ int cvm_journal_pending_set(struct cvm_store *s, const char *cuda, const char *k
 	int fd, r;
 
 	/* A dry run journals nothing, so it announces nothing either. */
-	if (cvm_plan_dry())
+	if (cvm_plan_dry(s->plan))
 		return 0;
 	r = format_line(line, sizeof(line), kind, from, to, argc, argv);
 	if (r == 0)
@@ -180,7 +180,7 @@ void cvm_journal_pending_clear(struct cvm_store *s, const char *cuda)
 
 	if (cvm_fmt(name, sizeof(name), "history/cuda-%s.pending", cuda) == 0 &&
 	    cvm_fmt(shown, sizeof(shown), "%s/%s", s->display, name) == 0)
-		(void)cvm_do_unlink_at(s->fd, name, shown);
+		(void)cvm_do_unlink_at(s->plan, s->fd, name, shown);
 }
 
 /* A field as the writer makes it: not empty (unless it may be), no control character, fits. */
@@ -430,7 +430,7 @@ int cvm_journal_repair(struct cvm_store *s,
 		if (r == 0 && rr != -CVM_E_NOTREG) {
 			char shown[4096];
 			snprintf(shown, sizeof(shown), "%s/history/%s", s->display, de->d_name);
-			(void)cvm_do_unlink_at(dirfd(d), de->d_name, shown);
+			(void)cvm_do_unlink_at(s->plan, dirfd(d), de->d_name, shown);
 		}
 	}
 	closedir(d);

@@ -533,7 +533,7 @@ void cvm_modulefiles_refresh(struct cvm_ctx *ctx)
 			 "lua or tcl: the modulefiles were not rewritten");
 		return;
 	}
-	if (cvm_plan_describe("rewrite the modulefiles in", dir, NULL, "(modules = in /etc/cudnnvm.conf)"))
+	if (cvm_plan_describe(&ctx->plan, "rewrite the modulefiles in", dir, NULL, "(modules = in /etc/cudnnvm.conf)"))
 		return;
 	if (cvm_fmt(host, sizeof(host), "%s%s", ctx->root, dir) < 0 ||
 	    cvm_modulefiles_generate(ctx, host, tcl, NULL, true) < 0)

@@ -21,9 +21,20 @@
 
 #include "json.h"
 
-/* Set once by main() for --dry-run. */
-void cvm_plan_set_dry(bool dry);
-bool cvm_plan_dry(void);
+/*
+ * One run's plan, in its context (struct cvm_ctx's plan; the store points at
+ * it): whether changes are made or described, and what was described. Every
+ * function below takes it; NULL is a plan that makes every change.
+ */
+struct cvm_plan {
+	bool dry;		/* --dry-run: describe, change nothing */
+	cvm_json *changes;	/* with --json: the described changes */
+	char **said;		/* every change described, once each */
+	size_t nsaid, said_cap;
+};
+
+bool cvm_plan_dry(const struct cvm_plan *p);
+void cvm_plan_release(struct cvm_plan *p);
 
 /*
  * In a dry run: records the change (action: a short verb such as "create
@@ -32,8 +43,9 @@ bool cvm_plan_dry(void);
  * caller makes it. The one test for kinds of change that are not a single
  * call below (a download, an extraction, a version's commit or removal).
  */
-bool cvm_plan_describe(const char *action, const char *path, const char *target,
-		       const char *detail, ...) __attribute__((format(printf, 4, 5)));
+bool cvm_plan_describe(struct cvm_plan *p, const char *action, const char *path,
+		       const char *target, const char *detail, ...)
+	__attribute__((format(printf, 5, 6)));
 
 /*
  * The changes themselves: each makes what it names and returns 0 or
@@ -41,29 +53,34 @@ bool cvm_plan_describe(const char *action, const char *path, const char *target,
  * returns 0. shown is the path as messages show it.
  */
 /* mkdirat; an existing folder is 0 (and not described). */
-int cvm_do_mkdir_at(int dirfd, const char *name, mode_t mode, const char *shown);
+int cvm_do_mkdir_at(struct cvm_plan *p, int dirfd, const char *name, mode_t mode,
+		    const char *shown);
 /* cvm_mkdir_p_at of a host path; shown_root is the --root prefix to strip ("" for none). */
-int cvm_do_mkdir_p(const char *host, mode_t mode, const char *shown_root);
+int cvm_do_mkdir_p(struct cvm_plan *p, const char *host, mode_t mode, const char *shown_root);
 /* A new symlink name -> target (symlinkat). */
-int cvm_do_symlink_at(int dirfd, const char *target, const char *name, const char *shown);
+int cvm_do_symlink_at(struct cvm_plan *p, int dirfd, const char *target, const char *name,
+		      const char *shown);
 /* Creates or atomically replaces the symlink name -> target; an equal one is not described. */
-int cvm_do_symlink_replace_at(int dirfd, const char *target, const char *name, const char *shown);
+int cvm_do_symlink_replace_at(struct cvm_plan *p, int dirfd, const char *target, const char *name,
+			      const char *shown);
 /* Removes a file or link; a missing one is 0. */
-int cvm_do_unlink_at(int dirfd, const char *name, const char *shown);
+int cvm_do_unlink_at(struct cvm_plan *p, int dirfd, const char *name, const char *shown);
 /* Writes a whole file atomically (cvm_write_file_at); the same bytes again are not described. */
-int cvm_do_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
-			 const char *shown);
+int cvm_do_write_file_at(struct cvm_plan *p, int dirfd, const char *name, const void *buf,
+			 size_t len, mode_t mode, const char *shown);
 /* Hard link (a backup): linkat of from to to (both host paths). */
-int cvm_do_link(const char *from, const char *to, const char *shown_from, const char *shown_to);
+int cvm_do_link(struct cvm_plan *p, const char *from, const char *to, const char *shown_from,
+		const char *shown_to);
 /* Moves a file (rename) from one host path to another. */
-int cvm_do_rename(const char *from, const char *to, const char *shown_from, const char *shown_to);
+int cvm_do_rename(struct cvm_plan *p, const char *from, const char *to, const char *shown_from,
+		  const char *shown_to);
 /* Removes a tree (cvm_rm_rf_at). */
-int cvm_do_rm_rf_at(int dirfd, const char *name, const char *shown);
+int cvm_do_rm_rf_at(struct cvm_plan *p, int dirfd, const char *name, const char *shown);
 
 /*
  * With --json in a dry run: adds "dry_run": true and "changes": [{"action",
  * "path", "target", "detail", "text"}...] to doc (the command's document).
  */
-void cvm_plan_json(cvm_json *doc);
+void cvm_plan_json(struct cvm_plan *p, cvm_json *doc);
 
 #endif

@@ -75,14 +75,14 @@ int cvm_store_open(struct cvm_store *s, const char *path, const char *display, b
 		goto fail;
 	}
 	if (create) {
-		r = cvm_do_mkdir_p(path, 0755, root_prefix(path, display));
+		r = cvm_do_mkdir_p(s->plan, path, 0755, root_prefix(path, display));
 		if (r < 0) {
 			r = sys_err(s, "create folders", r);
 			goto fail;
 		}
 	}
 	s->fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (s->fd < 0 && errno == ENOENT && create && cvm_plan_dry())
+	if (s->fd < 0 && errno == ENOENT && create && cvm_plan_dry(s->plan))
 		s->fd = empty_dir_fd();
 	if (s->fd < 0) {
 		r = -errno;
@@ -94,7 +94,7 @@ int cvm_store_open(struct cvm_store *s, const char *path, const char *display, b
 		for (size_t i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
 			char shown[4096];
 			snprintf(shown, sizeof(shown), "%s/%s", display, subdirs[i]);
-			r = cvm_do_mkdir_at(s->fd, subdirs[i], 0755, shown);
+			r = cvm_do_mkdir_at(s->plan, s->fd, subdirs[i], 0755, shown);
 			if (r < 0) {
 				r = sys_err(s, "create a folder", r);
 				goto fail;
@@ -216,7 +216,7 @@ static int lock_dry(struct cvm_store *s, const char *path, double timeout_s, int
 		return r;
 	}
 	if (!CVM_WINDOWS && (st.st_mode & 07777) != 0600)
-		cvm_plan_describe("replace", path, NULL, "(mode %04o) by a lock file of mode 0600",
+		cvm_plan_describe(s->plan, "replace", path, NULL, "(mode %04o) by a lock file of mode 0600",
 				  (unsigned)(st.st_mode & 07777));
 	*held = fd;
 	return 0;
@@ -240,7 +240,7 @@ int cvm_store_lock(struct cvm_store *s, double timeout_s)
 	r = cvm_fmt(path, sizeof(path), "%s/.lock", s->display);
 	if (r < 0)
 		return sys_err(s, "open the lock", r);
-	if (cvm_plan_dry()) {
+	if (cvm_plan_dry(s->plan)) {
 		r = lock_dry(s, path, timeout_s, &fd);
 		return r < 0 ? r : lock_held(s, fd);
 	}
@@ -320,7 +320,7 @@ static int empty_dir(struct cvm_store *s, const char *name)
 			continue;
 		}
 		if (k == 0)
-			k = cvm_do_rm_rf_at(dirfd(d), de->d_name, shown);
+			k = cvm_do_rm_rf_at(s->plan, dirfd(d), de->d_name, shown);
 		/* Windows: a DLL that a program still has loaded cannot go yet; a later run deletes it. */
 		if (k == -EACCES && CVM_WINDOWS && !strcmp(name, ".trash")) {
 			cvm_verbose("%s/%s is still in use: left for a later run", name, de->d_name);
@@ -377,7 +377,7 @@ static void forget_smoke(struct cvm_store *s, const char *id)
 
 	if (cvm_fmt(p, sizeof(p), "smoke/%s.json", id) == 0 &&
 	    cvm_fmt(shown, sizeof(shown), "%s/%s", s->display, p) == 0 &&
-	    (r = cvm_do_unlink_at(s->fd, p, shown)) < 0)
+	    (r = cvm_do_unlink_at(s->plan, s->fd, p, shown)) < 0)
 		cvm_warn("cannot remove %s/%s: %s", s->display, p, cvm_strerror(-r));
 }
 
@@ -583,10 +583,10 @@ int cvm_store_remove(struct cvm_store *s, const char *id)
 	r = refuse_mounted(s, from, "remove");
 	if (r < 0)
 		return r;
-	if (cvm_plan_dry()) {
+	if (cvm_plan_dry(s->plan)) {
 		char shown[4096];
 		snprintf(shown, sizeof(shown), "%s/versions/%s", s->display, id);
-		cvm_plan_describe("remove", shown, NULL, "(the whole version)");
+		cvm_plan_describe(s->plan, "remove", shown, NULL, "(the whole version)");
 		forget_smoke(s, id);
 		return 0;
 	}
@@ -882,7 +882,7 @@ int cvm_store_check_safe(struct cvm_store *s, const char *id)
 
 	/* The store folder and everything on its path from "/", links and their folders included. */
 	r = cvm_trust_check(s->path, &t);
-	if (r == -ENOENT && cvm_plan_dry())
+	if (r == -ENOENT && cvm_plan_dry(s->plan))
 		r = check_parent(s->path, &t);
 	if (r == -CVM_E_PERM)
 		return cvm_err(r, "refusing the store '%s': '%s' on its path: %s, so the libraries in "

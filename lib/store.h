@@ -10,11 +10,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct cvm_plan;
+
 struct cvm_store {
 	char *path;		/* host path, malloc'd */
 	char *display;		/* as seen inside the root, malloc'd */
 	int fd;			/* the store folder, or -1 */
 	int lock_fd;		/* STORE/.lock while locked, or -1 */
+	struct cvm_plan *plan;	/* the run's plan (its context's), or NULL: make every change */
 };
 
 /*

@@ -591,11 +591,11 @@ static int plan_copy(struct cvm_ctx *ctx, const struct hand_copy *hc, const char
 		    cvm_fmt(dst, sizeof(dst), "%s/versions/%s/%s", ctx->store.display, id,
 			    f->names[i]) < 0)
 			return -ENAMETOOLONG;
-		cvm_plan_describe("copy", src, NULL, "to %s", cvm_safe(dst));
+		cvm_plan_describe(&ctx->plan, "copy", src, NULL, "to %s", cvm_safe(dst));
 	}
 	if (cvm_fmt(dst, sizeof(dst), "%s/versions/%s", ctx->store.display, id) < 0)
 		return -ENAMETOOLONG;
-	cvm_plan_describe("create", dst, NULL, "(the %zu files above, with its record)", f->n);
+	cvm_plan_describe(&ctx->plan, "create", dst, NULL, "(the %zu files above, with its record)", f->n);
 	return 0;
 }
 
@@ -609,7 +609,7 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const s
 	char staged[256] = "", from[PATH_MAX + 32];
 	int sfd = -1, r;
 
-	if (cvm_plan_dry())
+	if (cvm_plan_dry(&ctx->plan))
 		return plan_copy(ctx, hc, id);
 	r = cvm_store_stage(&ctx->store, id, staged, sizeof(staged), &sfd);
 	if (r < 0)
@@ -763,7 +763,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 		if (r < 0)
 			goto out;
 		/* A dry run copied nothing: the switch is planned from the toolkit's names. */
-		if (cvm_plan_dry()) {
+		if (cvm_plan_dry(&ctx->plan)) {
 			o.files = f.names;
 			o.nfiles = f.n;
 		} else {
@@ -773,7 +773,7 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv)
 	r = cvm_activate(ctx, &tk, id, &o);
 	if (r < 0)
 		goto out;
-	if (cvm_plan_dry())
+	if (cvm_plan_dry(&ctx->plan))
 		cvm_info("dry run: cuDNN %s of CUDA %s (%s) would be adopted as %s (%zu files); "
 			 "nothing was changed", release, cuda, tk.display, id, f.n);
 	else if (CVM_WINDOWS)

@@ -158,7 +158,7 @@ static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in)
 	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
 		before[0] = '\0';
 	/* A dry run installed nothing that use could switch to: what it would do is said. */
-	if (!in->already && cvm_plan_describe("activate", in->id, NULL, "for CUDA %s (%s), as "
+	if (!in->already && cvm_plan_describe(&ctx->plan, "activate", in->id, NULL, "for CUDA %s (%s), as "
 					      "'cudnnvm use' does", cuda, tk.display))
 		goto out;
 	/* The journal line reads as the 'use' it is. */

@@ -73,9 +73,9 @@ int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
 		r = cvm_json_print(j);
 		cvm_json_free(j);
 	} else {
-		cvm_info("%sCUDA %s (%s) %s %s%s%s%s", cvm_plan_dry() ? "dry run: " : "", cuda,
-			 tk.display, cvm_plan_dry() ? "would roll back to" : "rolled back to", to,
-			 cur[0] ? ", was " : "", cur, cvm_plan_dry() ? "; nothing was changed" : "");
+		cvm_info("%sCUDA %s (%s) %s %s%s%s%s", cvm_plan_dry(&ctx->plan) ? "dry run: " : "", cuda,
+			 tk.display, cvm_plan_dry(&ctx->plan) ? "would roll back to" : "rolled back to", to,
+			 cur[0] ? ", was " : "", cur, cvm_plan_dry(&ctx->plan) ? "; nothing was changed" : "");
 	}
 out:
 	free(e);

@@ -62,7 +62,7 @@ static int deactivate(struct cvm_ctx *ctx, const char *id, const char *cuda, int
 			 "it: the toolkit is left without a managed cuDNN", id, cuda);
 	}
 	r = cvm_activate(ctx, &tk, to, &o);
-	if (r == 0 && !cvm_plan_dry())
+	if (r == 0 && !cvm_plan_dry(&ctx->plan))
 		cvm_info("CUDA %s: %s%s", cuda, to ? "back to " : "no cuDNN active now", to ? to : "");
 out:
 	free(e);
@@ -185,8 +185,8 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 		cvm_json_print(o);
 		cvm_json_free(o);
 	} else {
-		cvm_info("%s%s%s", cvm_plan_dry() ? "dry run: " : "removed ", ids[0],
-			 cvm_plan_dry() ? " would be removed; nothing was changed" : "");
+		cvm_info("%s%s%s", cvm_plan_dry(&ctx->plan) ? "dry run: " : "removed ", ids[0],
+			 cvm_plan_dry(&ctx->plan) ? " would be removed; nothing was changed" : "");
 	}
 out:
 	cvm_strv_free(ids, n);

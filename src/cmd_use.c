@@ -53,7 +53,7 @@ int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *s
 	} else if (!strcmp(before, id)) {
 		cvm_info("%s was already active for CUDA %s (%s); its links are in order", id, cuda,
 			 tk->display);
-	} else if (cvm_plan_dry()) {
+	} else if (cvm_plan_dry(&ctx->plan)) {
 		cvm_info("dry run: CUDA %s (%s) would use %s%s%s; nothing was changed", cuda,
 			 tk->display, id, before[0] ? ", was " : "", before);
 	} else {

@@ -263,20 +263,25 @@ static bool wants_help(int argc, char **argv)
 	return false;
 }
 
-/* --dry-run among a command's own arguments, seen before the store is opened. */
+/*
+ * --dry-run among a command's own arguments, seen before the store is opened,
+ * as getopt_long will see it: abbreviated too ("--dry"; "--d" is no other
+ * option of the commands that take it).
+ */
 static bool wants_dry_run(int argc, char **argv)
 {
-	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-		if (!strcmp(argv[i], "--dry-run"))
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++) {
+		size_t n = strlen(argv[i]);
+		if (n >= 3 && !strncmp(argv[i], "--dry-run", n))
 			return true;
+	}
 	return false;
 }
 
 /* The document of this run, with a dry run's changes, printed once. */
-static void json_finish(int code, const char *msg)
+static void json_finish(struct cvm_plan *plan, int code, const char *msg)
 {
-	if (cvm_plan_dry())
-		cvm_plan_json(cvm_json_document());
+	cvm_plan_json(plan, cvm_json_document());
 	cvm_json_finish(code, msg);
 }
 
@@ -311,7 +316,7 @@ int cvm_cli_common_opt(int c)
 		cvm_out.verbosity++;
 		return 1;
 	case CVM_OPT_DRY_RUN:
-		cvm_plan_set_dry(true);
+		/* Set already: main saw it before the command ran (wants_dry_run). */
 		return 1;
 	default:
 		return 0;
@@ -732,8 +737,7 @@ static int check_settings(struct invocation *inv, int argc, char **argv)
 	if (r < 0)
 		return r;
 	/* Only where the command takes it: elsewhere its own getopt says it is unknown. */
-	if ((flags & CVM_CMD_DRYRUN) && wants_dry_run(argc - optind, argv + optind))
-		cvm_plan_set_dry(true);
+	inv->ctx.plan.dry = (flags & CVM_CMD_DRYRUN) && wants_dry_run(argc - optind, argv + optind);
 	/* Before the store is touched: a missing libcrypto is one error and no change. */
 	if (flags & CVM_CMD_HASH) {
 		r = cvm_sha256_load();
@@ -759,6 +763,7 @@ static int open_store(struct invocation *inv)
 	r = check_system(cmd, ctx, inv->spath);
 	if (r < 0)
 		return r;
+	ctx->store.plan = &ctx->plan;
 	r = cvm_store_open(&ctx->store, inv->spath, inv->sdisplay, cmd->flags & CVM_CMD_WRITE);
 	if (r == 0)
 		ctx->store_open = true;
@@ -788,11 +793,12 @@ static int finish(struct invocation *inv, int r)
 	 * with a message (exec's 127), the document says it as any failure does.
 	 */
 	if (cvm_out.json && r > 0)
-		json_finish(msg ? r : 0, msg);
+		json_finish(&inv->ctx.plan, msg ? r : 0, msg);
 	else if (cvm_out.json)
-		json_finish(code, msg ? msg : cvm_strerror(r));
+		json_finish(&inv->ctx.plan, code, msg ? msg : cvm_strerror(r));
 	if (inv->ctx.store_open)
 		cvm_store_close(&inv->ctx.store);
+	cvm_plan_release(&inv->ctx.plan);
 	free(inv->root_owned);
 	return code;
 }

@@ -51,6 +51,14 @@ assert_out_contains "would create /opt/cudnnvm/versions/$ID897 " "install --dry-
 assert_output_contains "dry run: $ID897 would be installed" "install --dry-run: says nothing was installed"
 assert_out_lacks "installed $ID897 in" "install --dry-run: does not claim to have installed"
 
+# getopt takes "--dry" for --dry-run: so does the check made before the store is opened.
+before=$(snap)
+cvm --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A897" --dry
+assert_rc 0 "install --dry (abbreviated): exit 0"
+assert_same_snapshot "$before" "$(snap)" "install --dry (abbreviated): the root is byte-identical afterwards"
+assert_absent "$STORE" "install --dry (abbreviated): no store folder was made"
+assert_out_contains "would create folder /opt/cudnnvm" "install --dry (abbreviated): a dry run, described"
+
 before=$(snap)
 cvm --json --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A897" --dry-run
 assert_rc 0 "install --json --dry-run: exit 0"

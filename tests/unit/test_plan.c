@@ -30,6 +30,7 @@ static const char *text_at(const cvm_json *changes, size_t i)
 int main(void)
 {
 	char tmpl[] = "/tmp/cvm-test-plan.XXXXXX", body[64], *buf = NULL;
+	struct cvm_plan plan = { .dry = true }, real = { 0 }, *p = &plan;
 	cvm_json *doc, *changes;
 	ssize_t k;
 
@@ -44,30 +45,30 @@ int main(void)
 	mkdirat(dfd, "tree", 0755);
 
 	cvm_out.json = true;	/* descriptions go into the document, not stdout */
-	cvm_plan_set_dry(true);
-	CHECK(cvm_plan_dry(), "dry run on");
-	CHECK_INT(cvm_do_mkdir_at(dfd, "dir", 0755, "/s/dir"), 0, "dry mkdir: 0");
+	CHECK(cvm_plan_dry(p), "dry run on");
+	CHECK(!cvm_plan_dry(NULL), "no plan: not a dry run");
+	CHECK_INT(cvm_do_mkdir_at(p, dfd, "dir", 0755, "/s/dir"), 0, "dry mkdir: 0");
 	CHECK(!there("dir"), "dry mkdir: no folder");
-	CHECK_INT(cvm_do_mkdir_at(dfd, "tree", 0755, "/s/tree"), 0, "dry mkdir of an existing folder: 0, not described");
-	CHECK_INT(cvm_do_symlink_at(dfd, "t", "new", "/s/new"), 0, "dry symlink: 0");
+	CHECK_INT(cvm_do_mkdir_at(p, dfd, "tree", 0755, "/s/tree"), 0, "dry mkdir of an existing folder: 0, not described");
+	CHECK_INT(cvm_do_symlink_at(p, dfd, "t", "new", "/s/new"), 0, "dry symlink: 0");
 	CHECK(!there("new"), "dry symlink: no link");
-	CHECK_INT(cvm_do_symlink_replace_at(dfd, "old", "link", "/s/link"), 0, "dry replace by the same body: 0, not described");
-	CHECK_INT(cvm_do_symlink_replace_at(dfd, "other", "link", "/s/link"), 0, "dry replace: 0");
+	CHECK_INT(cvm_do_symlink_replace_at(p, dfd, "old", "link", "/s/link"), 0, "dry replace by the same body: 0, not described");
+	CHECK_INT(cvm_do_symlink_replace_at(p, dfd, "other", "link", "/s/link"), 0, "dry replace: 0");
 	k = readlinkat(dfd, "link", body, sizeof(body) - 1);
 	CHECK(k == 3 && !memcmp(body, "old", 3), "dry replace: the link is unchanged");
-	CHECK_INT(cvm_do_write_file_at(dfd, "f", "hi", 2, 0644, "/s/f"), 0, "dry write: 0");
+	CHECK_INT(cvm_do_write_file_at(p, dfd, "f", "hi", 2, 0644, "/s/f"), 0, "dry write: 0");
 	CHECK(!there("f"), "dry write: no file");
-	CHECK_INT(cvm_do_write_file_at(dfd, "same", "x\n", 2, 0644, "/s/same"), 0, "dry write of the same bytes: 0, not described");
-	CHECK_INT(cvm_do_unlink_at(dfd, "same", "/s/same"), 0, "dry unlink: 0");
+	CHECK_INT(cvm_do_write_file_at(p, dfd, "same", "x\n", 2, 0644, "/s/same"), 0, "dry write of the same bytes: 0, not described");
+	CHECK_INT(cvm_do_unlink_at(p, dfd, "same", "/s/same"), 0, "dry unlink: 0");
 	CHECK(there("same"), "dry unlink: the file is still there");
-	CHECK_INT(cvm_do_unlink_at(dfd, "missing", "/s/missing"), 0, "dry unlink of nothing: 0, not described");
-	CHECK_INT(cvm_do_rm_rf_at(dfd, "tree", "/s/tree"), 0, "dry rm -rf: 0");
+	CHECK_INT(cvm_do_unlink_at(p, dfd, "missing", "/s/missing"), 0, "dry unlink of nothing: 0, not described");
+	CHECK_INT(cvm_do_rm_rf_at(p, dfd, "tree", "/s/tree"), 0, "dry rm -rf: 0");
 	CHECK(there("tree"), "dry rm -rf: the folder is still there");
-	CHECK(cvm_plan_describe("download", "file:///m/a.tar.xz", NULL, "(%d bytes)", 5), "describe: true in a dry run");
-	CHECK(cvm_plan_describe("download", "file:///m/a.tar.xz", NULL, "(%d bytes)", 5), "describe again: true");
+	CHECK(cvm_plan_describe(p, "download", "file:///m/a.tar.xz", NULL, "(%d bytes)", 5), "describe: true in a dry run");
+	CHECK(cvm_plan_describe(p, "download", "file:///m/a.tar.xz", NULL, "(%d bytes)", 5), "describe again: true");
 
 	doc = cvm_json_object();
-	cvm_plan_json(doc);
+	cvm_plan_json(p, doc);
 	CHECK(cvm_json_get(doc, "dry_run") != NULL, "the document has dry_run");
 	changes = cvm_json_get(doc, "changes");
 	CHECK_INT(cvm_json_len(changes), 7, "seven changes, each described once");
@@ -81,19 +82,22 @@ int main(void)
 	CHECK(cvm_json_get(cvm_json_at(changes, 0), "target") != NULL, "\"target\" is there (null) for a folder");
 	cvm_json_free(doc);
 
-	/* The real run: each call makes its change. */
-	cvm_plan_set_dry(false);
-	CHECK(!cvm_plan_describe("download", "u", NULL, NULL), "describe: false outside a dry run");
-	CHECK(cvm_do_mkdir_at(dfd, "dir", 0755, "/s/dir") == 0 && there("dir"), "mkdir makes the folder");
-	CHECK(cvm_do_symlink_at(dfd, "t", "new", "/s/new") == 0 && there("new"), "symlink makes the link");
-	k = cvm_do_symlink_replace_at(dfd, "other", "link", "/s/link") == 0 ?
+	cvm_plan_release(&plan);
+	CHECK(plan.nsaid == 0 && !plan.said && !plan.changes, "release empties the plan");
+
+	/* The real run: each call makes its change (a second plan: they are independent). */
+	p = &real;
+	CHECK(!cvm_plan_describe(p, "download", "u", NULL, NULL), "describe: false outside a dry run");
+	CHECK(cvm_do_mkdir_at(p, dfd, "dir", 0755, "/s/dir") == 0 && there("dir"), "mkdir makes the folder");
+	CHECK(cvm_do_symlink_at(p, dfd, "t", "new", "/s/new") == 0 && there("new"), "symlink makes the link");
+	k = cvm_do_symlink_replace_at(p, dfd, "other", "link", "/s/link") == 0 ?
 	    readlinkat(dfd, "link", body, sizeof(body) - 1) : -1;
 	CHECK(k == 5 && !memcmp(body, "other", 5), "replace changes the body");
-	CHECK(cvm_do_write_file_at(dfd, "f", "hi", 2, 0644, "/s/f") == 0 &&
+	CHECK(cvm_do_write_file_at(p, dfd, "f", "hi", 2, 0644, "/s/f") == 0 &&
 	      cvm_read_file_at(dfd, "f", 16, &buf, NULL) == 0 && !strcmp(buf, "hi"), "write writes the bytes");
 	free(buf);
-	CHECK(cvm_do_unlink_at(dfd, "same", "/s/same") == 0 && !there("same"), "unlink removes the file");
-	CHECK(cvm_do_rm_rf_at(dfd, "tree", "/s/tree") == 0 && !there("tree"), "rm -rf removes the folder");
+	CHECK(cvm_do_unlink_at(p, dfd, "same", "/s/same") == 0 && !there("same"), "unlink removes the file");
+	CHECK(cvm_do_rm_rf_at(p, dfd, "tree", "/s/tree") == 0 && !there("tree"), "rm -rf removes the folder");
 
 	close(dfd);
 	cvm_rm_rf_at(AT_FDCWD, tmpl);
