@@ -8,7 +8,7 @@ DEB_SRC := $(DEB_DIR)/src
 DEB_VERSION = $(shell dpkg-parsechangelog -l packaging/debian/changelog -S Version)
 DEB_ARCH = $(shell dpkg-architecture -qDEB_HOST_ARCH)
 # What the package is built from (no build outputs, no .git).
-DEB_FILES := Makefile README.md src include manifests packaging
+DEB_FILES := Makefile README.md src lib compat manifests packaging
 
 deb:
 	$(Q)command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || \
