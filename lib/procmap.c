@@ -1,272 +1,160 @@
 /* SPDX-License-Identifier: MIT */
-/* Processes that map cuDNN, from /proc (procmap.h; the grouping is procmap_group.c). */
-#include <ctype.h>
-#include <dirent.h>
+/*
+ * procmap.h's part that both systems share: which copy a path is of (one
+ * classifier over the system's answers, struct cvm_procmap_os), a process's
+ * cuDNN files grouped by copy, and the list of processes. How processes are
+ * found is each system's (procmap_linux.c: /proc; procmap_win.c: the loaded
+ * modules).
+ */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "alloc.h"
 #include "procmap.h"
 #include "store.h"
 
-int cvm_procmap_parse(const char *text, size_t len, char ***paths, size_t *n)
-{
-	const char *p = text, *end = text + len;
-	char **v = NULL;
-	size_t cnt = 0, cap = 0;
-
-	*paths = NULL;
-	*n = 0;
-	while (p < end) {
-		const char *eol = memchr(p, '\n', (size_t)(end - p)), *slash, *base;
-		size_t l;
-		if (!eol)
-			eol = end;
-		/* "addr perms offset dev inode   /path": the path starts at the first '/'. */
-		slash = memchr(p, '/', (size_t)(eol - p));
-		if (slash) {
-			l = (size_t)(eol - slash);
-			base = slash;
-			for (const char *q = slash; q < eol; q++)
-				if (*q == '/')
-					base = q + 1;
-			if ((size_t)(eol - base) >= 8 && !memcmp(base, "libcudnn", 8)) {
-				size_t i;
-				for (i = 0; i < cnt && (strlen(v[i]) != l || memcmp(v[i], slash, l)); i++)
-					;
-				if (i == cnt) {
-					if (CVM_GROW(v, cnt + 1, cap) < 0)
-						goto nomem;
-					if (!(v[cnt] = strndup(slash, l)))
-						goto nomem;
-					cnt++;
-				}
-			}
-		}
-		p = eol + 1;
-	}
-	*paths = v;
-	*n = cnt;
-	return 0;
-nomem:
-	cvm_procmap_paths_free(v, cnt);
-	return -ENOMEM;
-}
-
 static void dir_of(const char *path, char *out, size_t len)
 {
 	const char *slash = strrchr(path, '/');
-	size_t l = slash ? (size_t)(slash - path) : 0;
 
-	snprintf(out, len, "%.*s", (int)l, path);
+	snprintf(out, len, "%.*s", (int)(slash ? slash - path : 0), path);
 }
 
-static bool starts(const char *s, const char *prefix)
+/* In a conda environment: below $CONDA_PREFIX, or a folder named as conda's are. */
+static bool in_conda(const struct cvm_procmap_os *os, const char *path, const char *folded)
 {
-	return !strncmp(s, prefix, strlen(prefix));
+	static const char *const names[] = { "conda", "/envs/", "mamba", "miniforge" };
+	const char *prefix = getenv("CONDA_PREFIX");
+
+	if (prefix && *prefix && os->under(path, prefix))
+		return true;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (strstr(folded, names[i]))
+			return true;
+	return false;
 }
 
 void cvm_procmap_classify(const char *store_real, const char *path, char *kind, size_t kind_len,
 			  char *copy, size_t copy_len)
 {
-	static const char *const wheels[] = { "/site-packages/nvidia/cudnn/", "/dist-packages/nvidia/cudnn/" };
-	static const char *const sys[] = { "/lib", "/lib64", "/usr/lib", "/usr/lib64", "/usr/local/lib" };
-	const char *conda = getenv("CONDA_PREFIX");
-	char dir[PATH_MAX];
+	const struct cvm_procmap_os *os = cvm_procmap_os();
 	size_t sl = store_real ? strlen(store_real) : 0;
+	char folded[4096], dir[4096];
+	const char *k = "unknown";
 
+	os->fold(path, folded, sizeof(folded));
 	dir_of(path, dir, sizeof(dir));
-	if (sl && !strncmp(path, store_real, sl) && starts(path + sl, "/versions/")) {
+	snprintf(copy, copy_len, "%s", dir);
+	if (sl && os->under(path, store_real) && strlen(path) > sl &&
+	    !strncmp(folded + sl, "/versions/", 10)) {
 		const char *id = path + sl + 10;
 		snprintf(kind, kind_len, "store");
 		snprintf(copy, copy_len, "%.*s", (int)strcspn(id, "/"), id);
 		return;
 	}
-	for (size_t i = 0; i < 2; i++) {
-		const char *w = strstr(path, wheels[i]);
+	for (size_t i = 0; i < os->nwheels; i++) {
+		const char *w = strstr(folded, os->wheels[i]);
 		if (w) {
+			/* The wheel's cudnn folder, as the path spells it. */
 			snprintf(kind, kind_len, "wheel");
-			snprintf(copy, copy_len, "%.*s", (int)(w - path + (ptrdiff_t)strlen(wheels[i]) - 1), path);
+			snprintf(copy, copy_len, "%.*s",
+				 (int)(w - folded + (ptrdiff_t)strlen(os->wheels[i]) - 1), path);
 			return;
 		}
 	}
-	if ((conda && *conda && starts(path, conda) && path[strlen(conda)] == '/') ||
-	    strstr(path, "conda") || strstr(path, "/envs/") || strstr(path, "mamba") ||
-	    strstr(path, "miniforge")) {
-		snprintf(kind, kind_len, "conda");
-		snprintf(copy, copy_len, "%s", dir);
-		return;
-	}
-	if (starts(path, "/usr/local/cuda") || strstr(path, "/cuda-") || strstr(path, "/cuda/")) {
-		snprintf(kind, kind_len, "toolkit");
-		snprintf(copy, copy_len, "%s", dir);
-		return;
-	}
-	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
-		size_t l = strlen(sys[i]);
-		/* the folder itself or its multiarch folder (/usr/lib/x86_64-linux-gnu) */
-		if (!strncmp(dir, sys[i], l) && (!dir[l] || (dir[l] == '/' && !strchr(dir + l + 1, '/')))) {
-			snprintf(kind, kind_len, "system");
-			snprintf(copy, copy_len, "%s", dir);
-			return;
-		}
-	}
-	snprintf(kind, kind_len, "unknown");
-	snprintf(copy, copy_len, "%s", dir);
+	if (in_conda(os, path, folded))
+		k = "conda";
+	else if (os->toolkit(path, folded))
+		k = "toolkit";
+	else if (os->system(path, dir))
+		k = "system";
+	snprintf(kind, kind_len, "%s", k);
 }
 
-/* A /proc file (its size says 0): read to EOF, at most max bytes. 0 or -errno. */
-static int read_proc(const char *path, size_t max, char **buf, size_t *len)
+void cvm_procmap_paths_free(char **paths, size_t n)
 {
-	size_t n = 0, cap = 4096, size = cap + 1;	/* size: b's bytes, the NUL's included */
-	char *b = malloc(size);
-	int fd, r = 0;
+	for (size_t i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
 
-	*buf = NULL;
-	*len = 0;
-	if (!b)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		free(b);
-		return r;
-	}
-	for (;;) {
-		ssize_t k;
-		if (n == cap) {
-			if (cap >= max)
-				break;
-			r = CVM_GROW(b, cap * 2 + 1, size);
+static void free_groups(struct cvm_copy_group *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cvm_procmap_paths_free(g[i].files, g[i].nfiles);
+	free(g);
+}
+
+void cvm_procmap_free(struct cvm_proc_cudnn *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free_groups(v[i].g, v[i].ng);
+	free(v);
+}
+
+/* Groups one process's paths by copy. 0 or -ENOMEM (-EOVERFLOW: cvm_grow). */
+static int group(struct cvm_store *store, const char *store_real, char **paths, size_t n,
+		 struct cvm_proc_cudnn *p)
+{
+	for (size_t i = 0; i < n; i++) {
+		char kind[16], copy[4096];
+		size_t k;
+		int r;
+		cvm_procmap_classify(store_real, paths[i], kind, sizeof(kind), copy, sizeof(copy));
+		for (k = 0; k < p->ng && (strcmp(p->g[k].kind, kind) || strcmp(p->g[k].copy, copy)); k++)
+			;
+		if (k == p->ng) {
+			struct cvm_copy_group *g;
+			r = CVM_GROW(p->g, p->ng + 1, p->g_cap);
 			if (r < 0)
-				break;
-			cap *= 2;
+				return r;
+			g = p->g;
+			memset(&g[k], 0, sizeof(g[k]));
+			snprintf(g[k].kind, sizeof(g[k].kind), "%s", kind);
+			snprintf(g[k].copy, sizeof(g[k].copy), "%s", copy);
+			if (store && !strcmp(kind, "store")) {
+				cvm_store_active_for(store, copy, g[k].active_for, sizeof(g[k].active_for));
+				if (!g[k].active_for[0])
+					p->not_active = true;
+			}
+			p->ng++;
 		}
-		k = read(fd, b + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r = -errno;
-			break;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
+		r = CVM_GROW(p->g[k].files, p->g[k].nfiles + 1, p->g[k].files_cap);
+		if (r < 0)
+			return r;
+		p->g[k].files[p->g[k].nfiles++] = paths[i];
+		paths[i] = NULL;
 	}
-	close(fd);
-	if (r < 0) {
-		free(b);
-		return r;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
+	p->mixed = p->ng > 1;
 	return 0;
 }
 
-static void read_command(pid_t pid, char *out, size_t len)
+int cvm_procmap_add(struct cvm_store *store, const char *store_real, pid_t pid, const char *command,
+		    char **paths, size_t n, struct cvm_proc_cudnn **v, size_t *cnt, size_t *cap)
 {
-	char path[64], *buf = NULL;
-	size_t n = 0;
+	struct cvm_proc_cudnn *nv;
+	int r = CVM_GROW(*v, *cnt + 1, *cap);
 
-	out[0] = '\0';
-	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
-	if (read_proc(path, 1 << 16, &buf, &n) == 0 && buf && n) {
-		for (size_t i = 0; i + 1 < n; i++)
-			if (buf[i] == '\0')
-				buf[i] = ' ';
-		snprintf(out, len, "%s", buf);
-	}
-	free(buf);
-	buf = NULL;
-	if (!out[0]) {
-		snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-		if (read_proc(path, 4096, &buf, &n) == 0 && buf) {
-			buf[strcspn(buf, "\n")] = '\0';
-			snprintf(out, len, "[%s]", buf);
-		}
-		free(buf);
-	}
-}
-
-/* Keeps only the paths under root (a --root's processes are those mapping its files). */
-static void keep_under(const char *root, char **paths, size_t *n)
-{
-	size_t k = 0, rl = root ? strlen(root) : 0;
-
-	if (!rl)
-		return;
-	for (size_t i = 0; i < *n; i++) {
-		if (!strncmp(paths[i], root, rl) && paths[i][rl] == '/')
-			paths[k++] = paths[i];
-		else
-			free(paths[i]);
-	}
-	*n = k;
-}
-
-int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_cudnn **out,
-		     size_t *n, size_t *unreadable)
-{
-	char store_real[PATH_MAX], *sr = NULL;
-	struct cvm_proc_cudnn *v = NULL;
-	size_t cnt = 0, cap = 0;
-	struct dirent *de;
-	DIR *d;
-	int r = 0;
-
-	*out = NULL;
-	*n = 0;
-	*unreadable = 0;
-	char root_real[PATH_MAX];
-	if (store && store->path && realpath(store->path, store_real))
-		sr = store_real;
-	if (root && *root && realpath(root, root_real))
-		root = root_real;
-	d = opendir("/proc");
-	if (!d)
-		return -errno;
-	while (r == 0 && (de = readdir(d))) {
-		char path[64], *text = NULL, **paths = NULL;
-		size_t len = 0, np = 0;
-		long pid;
-		char *e;
-		pid = strtol(de->d_name, &e, 10);
-		if (*e || pid <= 0 || pid == (long)getpid())
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
-		int k = read_proc(path, 64u << 20, &text, &len);
-		if (k == -EACCES || k == -EPERM) {
-			(*unreadable)++;
-			continue;
-		}
-		if (k < 0)
-			continue;	/* gone meanwhile */
-		r = cvm_procmap_parse(text, len, &paths, &np);
-		free(text);
-		if (r == 0)
-			keep_under(root, paths, &np);
-		if (r < 0 || !np) {
-			free(paths);
-			continue;
-		}
-		char command[512];
-		read_command((pid_t)pid, command, sizeof(command));
-		r = cvm_procmap_add(store, sr, (pid_t)pid, command, paths, np, &v, &cnt, &cap);
-		cvm_procmap_paths_free(paths, np);
-	}
-	closedir(d);
-	if (r < 0) {
-		cvm_procmap_free(v, cnt);
+	if (r < 0)
 		return r;
-	}
-	cvm_procmap_sort(v, cnt);
-	*out = v;
-	*n = cnt;
-	return 0;
+	nv = *v;
+	memset(&nv[*cnt], 0, sizeof(nv[*cnt]));
+	nv[*cnt].pid = pid;
+	snprintf(nv[*cnt].command, sizeof(nv[*cnt].command), "%s", command);
+	/* Counted even when grouping fails, so that what it holds is freed with the list. */
+	return group(store, store_real, paths, n, &nv[(*cnt)++]);
+}
+
+void cvm_procmap_sort(struct cvm_proc_cudnn *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && v[j - 1].pid > v[j].pid; j--) {
+			struct cvm_proc_cudnn t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
 }

@@ -8,7 +8,7 @@
  * store version, a toolkit, a Python wheel (site-packages/nvidia/cudnn), a
  * conda env, a system folder, or unknown. The kernel lets a user read the
  * maps of their own processes: others' are counted as unreadable, not
- * guessed at. procmap_group.c is shared; procmap.c is Linux's (parse,
+ * guessed at. procmap.c is shared; procmap.c is Linux's (parse,
  * classify, scan), procmap_win.c Windows' (classify, scan).
  */
 #include <stdbool.h>
@@ -44,12 +44,31 @@ void cvm_procmap_paths_free(char **paths, size_t n);
 
 /*
  * Which copy path belongs to; store_real is the store's real path (or NULL).
- * kind and copy as in struct cvm_copy_group (copy of copy_len bytes). Each
- * system has its rules (Linux's folders; Windows' folders, names compared
- * as Windows compares them).
+ * kind and copy as in struct cvm_copy_group (copy of copy_len bytes): the
+ * store's version, a pip wheel, a conda environment, a CUDA toolkit, the
+ * system's folders, or unknown, in that order, decided once (procmap.c) over
+ * what each system says of a path (struct cvm_procmap_os).
  */
 void cvm_procmap_classify(const char *store_real, const char *path, char *kind, size_t kind_len,
 			  char *copy, size_t copy_len);
+
+/*
+ * A system's part of the classifier: procmap_linux.c (its folders),
+ * procmap_win.c (its folders, names compared as Windows compares them).
+ */
+struct cvm_procmap_os {
+	/* path as it is compared (Linux: itself; Windows: lower case) */
+	void (*fold)(const char *path, char *out, size_t len);
+	/* path below the folder dir */
+	bool (*under)(const char *path, const char *dir);
+	const char *const *wheels;	/* a pip wheel's cuDNN folder, folded ("/site-packages/nvidia/cudnn/") */
+	size_t nwheels;
+	/* in a CUDA toolkit; in the folders every program loads from (dir: path's folder) */
+	bool (*toolkit)(const char *path, const char *folded);
+	bool (*system)(const char *path, const char *dir);
+};
+
+const struct cvm_procmap_os *cvm_procmap_os(void);
 
 /*
  * Appends process pid, running command, to *v (*cnt entries, room for *cap:

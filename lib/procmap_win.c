@@ -22,13 +22,6 @@ static void lower(const char *s, char *out, size_t len)
 	out[i] = '\0';
 }
 
-static void dir_of(const char *path, char *out, size_t len)
-{
-	const char *slash = strrchr(path, '/');
-
-	snprintf(out, len, "%.*s", (int)(slash ? slash - path : 0), path);
-}
-
 /* Whether path lies below the folder named by the environment variable var. */
 static bool under_env(const char *path, const char *var)
 {
@@ -53,53 +46,29 @@ static bool under_api(const char *path, UINT (WINAPI *get)(LPWSTR, UINT))
 	return r;
 }
 
-void cvm_procmap_classify(const char *store_real, const char *path, char *kind, size_t kind_len,
-			  char *copy, size_t copy_len)
+/* The installer's CUDA_PATH, or its default folder: ...\NVIDIA GPU Computing Toolkit\CUDA\vX.Y. */
+static bool toolkit(const char *path, const char *folded)
 {
-	static const char wheel[] = "/site-packages/nvidia/cudnn/";
-	static const char *const conda[] = { "conda", "/envs/", "mamba", "miniforge" };
-	char low[4096], dir[4096];
-	const char *w;
+	return under_env(path, "CUDA_PATH") || strstr(folded, "/nvidia gpu computing toolkit/cuda/");
+}
 
-	lower(path, low, sizeof(low));
-	dir_of(path, dir, sizeof(dir));
-	/* The paths are the API's, the store's its final path: the same but for case. */
-	if (store_real && cvm_path_under(path, store_real) && strlen(path) > strlen(store_real) &&
-	    !strncmp(low + strlen(store_real), "/versions/", 10)) {
-		const char *id = path + strlen(store_real) + 10;
+/* A cuDNN copied into System32 (or SysWOW64) is found by every program. */
+static bool system_dir(const char *path, const char *dir)
+{
+	(void)dir;
+	return under_api(path, GetSystemDirectoryW) || under_api(path, GetSystemWow64DirectoryW);
+}
 
-		snprintf(kind, kind_len, "store");
-		snprintf(copy, copy_len, "%.*s", (int)strcspn(id, "/"), id);
-		return;
-	}
-	w = strstr(low, wheel);
-	if (w) {
-		snprintf(kind, kind_len, "wheel");
-		snprintf(copy, copy_len, "%.*s", (int)(w - low + (ptrdiff_t)sizeof(wheel) - 2), path);
-		return;
-	}
-	bool in_conda = under_env(path, "CONDA_PREFIX");
-	for (size_t i = 0; !in_conda && i < sizeof(conda) / sizeof(conda[0]); i++)
-		in_conda = strstr(low, conda[i]) != NULL;
-	if (in_conda) {
-		snprintf(kind, kind_len, "conda");
-		snprintf(copy, copy_len, "%s", dir);
-		return;
-	}
-	/* The installer's CUDA_PATH, or its default folder: ...\NVIDIA GPU Computing Toolkit\CUDA\vX.Y. */
-	if (under_env(path, "CUDA_PATH") || strstr(low, "/nvidia gpu computing toolkit/cuda/")) {
-		snprintf(kind, kind_len, "toolkit");
-		snprintf(copy, copy_len, "%s", dir);
-		return;
-	}
-	/* A cuDNN copied into System32 (or SysWOW64) is found by every program. */
-	if (under_api(path, GetSystemDirectoryW) || under_api(path, GetSystemWow64DirectoryW)) {
-		snprintf(kind, kind_len, "system");
-		snprintf(copy, copy_len, "%s", dir);
-		return;
-	}
-	snprintf(kind, kind_len, "unknown");
-	snprintf(copy, copy_len, "%s", dir);
+/* Windows' part of the classifier (procmap.c): names compared without case. */
+const struct cvm_procmap_os *cvm_procmap_os(void)
+{
+	static const char *const wheels[] = { "/site-packages/nvidia/cudnn/" };
+	static const struct cvm_procmap_os os = {
+		.fold = lower, .under = cvm_path_under, .wheels = wheels, .nwheels = 1,
+		.toolkit = toolkit, .system = system_dir,
+	};
+
+	return &os;
 }
 
 /* cuDNN's DLLs: cudnn64_9.dll, cudnn_ops64_9.dll, ... */
