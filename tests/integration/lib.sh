@@ -346,6 +346,13 @@ assert_out_lacks() { # TEXT NAME
 	fi
 }
 
+assert_err_lacks() { # TEXT NAME
+	if ! _grep_in F "$CVM_ERRF" "$1"; then ok "$2"; else
+		not_ok "$2" "stderr contains '$1'"
+		_cvm_ctx
+	fi
+}
+
 assert_output_contains() { # TEXT NAME   (stdout or stderr)
 	if _grep_in F "$CVM_OUTF" "$1" || _grep_in F "$CVM_ERRF" "$1"; then ok "$2"; else
 		not_ok "$2" "neither stdout nor stderr contains '$1'"
