@@ -169,9 +169,10 @@ static void read_fatbin(struct img *m, const Elf64_Shdr *s, struct cvm_elf_info 
 	uint64_t base = s->sh_offset, len = s->sh_size, p = 0;
 	const unsigned char *h;
 
-	out->fatbin = true;
+	/* A fatbin section without bytes in the file says nothing. */
 	if (s->sh_type == SHT_NOBITS || !in(m, base, len))
 		return;
+	out->fatbin = true;
 	while (p + 16 <= len && (h = peek(m, base + p, 16))) {
 		if (u32(h) != 0xBA55ED50u) {
 			p += 8;
@@ -381,8 +382,7 @@ static int parse(struct img *m, struct cvm_elf_info *out)
 			read_dynsym(m, s, out);
 		else if (s->sh_type == SHT_DYNAMIC)
 			read_dynamic(m, s, out);
-		else if (s->sh_type != SHT_NOBITS && in(m, s->sh_offset, s->sh_size) &&
-			 (!strcmp(name, ".nv_fatbin") || !strcmp(name, "__nv_relfatbin")))
+		else if (!strcmp(name, ".nv_fatbin") || !strcmp(name, "__nv_relfatbin"))
 			read_fatbin(m, s, out);
 		else if (!strncmp(name, ".rodata", 7))
 			read_rodata(m, s, out);

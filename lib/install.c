@@ -67,7 +67,6 @@ static unsigned default_jobs(void)
 int cvm_install_check(struct cvm_install *in)
 {
 	uint8_t bin[CVM_SHA256_LEN];
-	int minor;
 
 	if (in->sha256) {
 		if (strlen(in->sha256) != 64 || cvm_hex_decode(in->sha256, bin, sizeof(bin)) < 0)
@@ -75,9 +74,8 @@ int cvm_install_check(struct cvm_install *in)
 					     cvm_safe(in->sha256));
 		cvm_hex_encode(bin, sizeof(bin), in->want_sha);
 	}
-	if (in->cuda && cvm_cuda_parse(in->cuda, &in->cuda_major, &minor) < 0)
-		return cvm_err_usage("install", "--cuda '%s': expected a CUDA version such as 12.4",
-				     cvm_safe(in->cuda));
+	if (in->cuda)
+		return cvm_cuda_arg("install", in->cuda, &in->cuda_major);
 	return 0;
 }
 

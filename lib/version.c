@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "out.h"
 #include "version.h"
 
 #define MAX_DIGITS 6
@@ -133,4 +134,13 @@ int cvm_cuda_parse(const char *s, int *major, int *minor)
 	*major = (int)ma;
 	*minor = (int)mi;
 	return 0;
+}
+
+int cvm_cuda_arg(const char *cmd, const char *arg, int *major)
+{
+	int minor;
+
+	if (cvm_cuda_parse(arg, major, &minor) == 0)
+		return 0;
+	return cvm_err_usage(cmd, "--cuda '%s': expected a CUDA version such as 12.4", cvm_safe(arg));
 }

@@ -36,4 +36,12 @@ int cvm_version_format(const struct cvm_version *v, char *buf, size_t len);
 /* Parses a CUDA version "X.Y" (or "X"): 0, or -CVM_E_VERSION. */
 int cvm_cuda_parse(const char *s, int *major, int *minor);
 
+/*
+ * The argument of --cuda X.Y where it selects builds by their CUDA major
+ * (install, export, fetch, list, uninstall, verify): the major into *major.
+ * 0, or -CVM_E_USAGE said as "<cmd>: --cuda '<arg>': expected a CUDA version
+ * such as 12.4".
+ */
+int cvm_cuda_arg(const char *cmd, const char *arg, int *major);
+
 #endif

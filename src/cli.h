@@ -81,13 +81,6 @@ int cvm_cli_getopt(int argc, char **argv, const struct option *opts);
  */
 int cvm_cli_cuda_only(const char *cmd, int argc, char **argv, const char **cuda);
 
-/*
- * --cuda X.Y where it selects builds by their CUDA major (export, fetch,
- * install, list, uninstall, verify): the major into *major. 0, or
- * -CVM_E_USAGE printed as "<cmd>: --cuda '<arg>': expected a CUDA version ...".
- */
-int cvm_cli_cuda(const char *cmd, const char *arg, int *major);
-
 /* Prints "<cmd>: <what>" usage error and returns -CVM_E_USAGE. */
 int cvm_usage_bad_option(const char *cmd, char **argv);
 /* After the options of a command that takes no operand, when argv[optind] is one. */
@@ -132,8 +125,6 @@ int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_
  */
 void cvm_cli_broken_json(cvm_json *doc, const char *cuda, const char *id, const char *why);
 
-/* Joins ctx->root and path (an absolute path inside the root) into buf. */
-int cvm_root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path);
 
 /*
  * The VERSION a command (use, install) works on: given, or else the one

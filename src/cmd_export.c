@@ -37,7 +37,7 @@ int cvm_cmd_export(struct cvm_ctx *ctx, int argc, char **argv)
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
-			r = cvm_cli_cuda("export", optarg, &major);
+			r = cvm_cuda_arg("export", optarg, &major);
 			if (r < 0)
 				return r;
 			break;

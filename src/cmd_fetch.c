@@ -13,6 +13,7 @@
 #include "manifest.h"
 #include "out.h"
 #include "toolkit.h"
+#include "version.h"
 
 int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 {
@@ -57,7 +58,7 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 		return cvm_usage("fetch", "one VERSION is needed, e.g. 8.9.7");
 	if (!cuda)
 		return cvm_usage("fetch", "--cuda X.Y is needed (the machine it is for may have another toolkit)");
-	r = cvm_cli_cuda("fetch", cuda, &major);
+	r = cvm_cuda_arg("fetch", cuda, &major);
 	if (r < 0)
 		return r;
 	if (!platform)

@@ -15,6 +15,7 @@
 #include "out.h"
 #include "record.h"
 #include "store.h"
+#include "version.h"
 
 /*
  * An active link that leads nowhere: not a version list can show, but said
@@ -214,7 +215,7 @@ int cvm_cmd_list(struct cvm_ctx *ctx, int argc, char **argv)
 			available = true;
 			break;
 		case 'c':
-			r = cvm_cli_cuda("list", optarg, &major);
+			r = cvm_cuda_arg("list", optarg, &major);
 			if (r < 0)
 				return r;
 			break;

@@ -121,7 +121,7 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
-			r = cvm_cli_cuda("uninstall", optarg, &major);
+			r = cvm_cuda_arg("uninstall", optarg, &major);
 			if (r < 0)
 				return r;
 			break;

@@ -236,7 +236,7 @@ int cvm_cmd_verify(struct cvm_ctx *ctx, int argc, char **argv)
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		if (c != 'c')
 			return cvm_usage_bad_option("verify", argv);
-		r = cvm_cli_cuda("verify", optarg, &major);
+		r = cvm_cuda_arg("verify", optarg, &major);
 		if (r < 0)
 			return r;
 	}

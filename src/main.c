@@ -350,15 +350,6 @@ int cvm_cli_cuda_only(const char *cmd, int argc, char **argv, const char **cuda)
 	return 0;
 }
 
-int cvm_cli_cuda(const char *cmd, const char *arg, int *major)
-{
-	int minor;
-
-	if (cvm_cuda_parse(arg, major, &minor) == 0)
-		return 0;
-	return cvm_usage(cmd, "--cuda '%s': expected a CUDA version such as 12.4", cvm_safe(arg));
-}
-
 int cvm_usage(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
@@ -416,7 +407,8 @@ int cvm_cli_refuse_user(const struct cvm_ctx *ctx, const char *cmd)
 		       "version through the environment with 'cudnnvm env' or 'cudnnvm exec'", cmd);
 }
 
-int cvm_root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path)
+/* Joins ctx->root and path (an absolute path inside the root) into buf. */
+static int root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path)
 {
 	return cvm_fmt(buf, len, "%s%s", ctx->root, path);
 }
@@ -548,7 +540,7 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s': a '#' in the path "
 				       "(ldconfig would read the store's library folder cut there)",
 				       cvm_safe(conf));
-		r = cvm_root_path(ctx, path, plen, conf);
+		r = root_path(ctx, path, plen, conf);
 	} else if (ctx->user) {
 		home = getenv("HOME");
 		if (!home || !*home)
@@ -556,7 +548,7 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 		r = xdg && *xdg ? cvm_fmt(path, plen, "%s/cudnnvm", xdg)
 				: cvm_fmt(path, plen, "%s/.local/share/cudnnvm", home);
 	} else {
-		r = cvm_root_path(ctx, path, plen, "/opt/cudnnvm");
+		r = root_path(ctx, path, plen, "/opt/cudnnvm");
 	}
 #endif
 	if (r < 0)
