@@ -407,12 +407,6 @@ int cvm_cli_refuse_user(const struct cvm_ctx *ctx, const char *cmd)
 		       "version through the environment with 'cudnnvm env' or 'cudnnvm exec'", cmd);
 }
 
-/* Joins ctx->root and path (an absolute path inside the root) into buf. */
-static int root_path(const struct cvm_ctx *ctx, char *buf, size_t len, const char *path)
-{
-	return cvm_fmt(buf, len, "%s%s", ctx->root, path);
-}
-
 /* "" for the real root; otherwise an absolute path without a trailing slash. */
 static int set_root(struct cvm_ctx *ctx, const char *arg, char **owned)
 {
@@ -540,7 +534,7 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s': a '#' in the path "
 				       "(ldconfig would read the store's library folder cut there)",
 				       cvm_safe(conf));
-		r = root_path(ctx, path, plen, conf);
+		r = cvm_fmt(path, plen, "%s%s", ctx->root, conf);
 	} else if (ctx->user) {
 		home = getenv("HOME");
 		if (!home || !*home)
@@ -548,7 +542,7 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 		r = xdg && *xdg ? cvm_fmt(path, plen, "%s/cudnnvm", xdg)
 				: cvm_fmt(path, plen, "%s/.local/share/cudnnvm", home);
 	} else {
-		r = root_path(ctx, path, plen, "/opt/cudnnvm");
+		r = cvm_fmt(path, plen, "%s%s", ctx->root, "/opt/cudnnvm");
 	}
 #endif
 	if (r < 0)
