@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: MIT
+# The Slurm SPANK plugin (slurm/spank_cudnnvm.c; spank.h from Debian's
+# libslurm-dev): `make slurm` builds $(O)/slurm/cudnnvm.so with the engine
+# (libcvm.a, position-independent) linked in and its symbols hidden, so that
+# none of them can meet one of Slurm's. The test build makes it too where
+# spank.h is installed (tests/integration/t_slurm.sh loads it).
+SLURM_SO := $(O)/slurm/cudnnvm.so
+
+slurm: deps $(SLURM_SO)
+
+$(SLURM_SO): slurm/spank_cudnnvm.c $(O)/libcvm.a | $(O)
+	@mkdir -p $(O)/slurm
+	$(call quiet,LINK,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) $(PKG_CFLAGS) -shared \
+		-Wl,-z,relro,-z,now -Wl,--exclude-libs,ALL $(LDFLAGS) -o $@ $< $(O)/libcvm.a \
+		$(LIBS)
+
+ifneq ($(wildcard /usr/include/slurm/spank.h),)
+all-tests: $(SLURM_SO)
+endif
+
+.PHONY: slurm
+-include $(wildcard $(O)/slurm/*.d)
