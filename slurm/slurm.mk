@@ -3,7 +3,8 @@
 # libslurm-dev): `make slurm` builds $(O)/slurm/cudnnvm.so with the engine
 # (libcvm.a, position-independent) linked in and its symbols hidden, so that
 # none of them can meet one of Slurm's. The test build makes it too where
-# spank.h is installed (tests/integration/t_slurm.sh loads it).
+# spank.h is installed (tests/integration/t_slurm.sh loads it), but not under
+# the sanitizers: Slurm's daemons, which load it, are not built with them.
 SLURM_SO := $(O)/slurm/cudnnvm.so
 
 slurm: deps $(SLURM_SO)
@@ -15,7 +16,10 @@ $(SLURM_SO): slurm/spank_cudnnvm.c $(O)/libcvm.a | $(O)
 		$(LIBS)
 
 ifneq ($(wildcard /usr/include/slurm/spank.h),)
+ifeq ($(findstring -fsanitize,$(CFLAGS)),)
 all-tests: $(SLURM_SO)
+endif
+LINT_SRCS += slurm/spank_cudnnvm.c
 endif
 
 .PHONY: slurm
