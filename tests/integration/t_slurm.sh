@@ -49,7 +49,7 @@ mkdir -p "$S/state" "$S/spool" "$S/jobs"
 chmod 711 "$TEST_TMP"
 chmod 755 "$S"
 export SLURM_CONF=$S/slurm.conf
-DAEMON_PIDS=()
+# shellcheck disable=SC2317  # called by the EXIT trap
 stop_daemons() {
 	local f p
 	for f in "$S/slurmd.pid" "$S/slurmctld.pid" "$S/munged.pid"; do
@@ -112,9 +112,12 @@ poll() {
 	done
 	return 1
 }
+# shellcheck disable=SC2317  # called through poll
 node_idle() { [ "$(sinfo -h -n localhost -o %T 2>/dev/null)" = idle ]; }
+# shellcheck disable=SC2317
 queue_empty() { [ -z "$(squeue -h 2>/dev/null)" ]; }
 job_state() { scontrol show job "$1" 2>/dev/null | sed -n 's/.*JobState=\([A-Z_]*\).*/\1/p'; }
+# shellcheck disable=SC2317
 job_done() { case $(job_state "$1") in COMPLETED | FAILED | CANCELLED | TIMEOUT | NODE_FAIL) return 0 ;; esac; return 1; }
 daemons_fail() { # NAME: report, with the daemons' logs, and end the script
 	not_ok "$1" "$(tail -n 15 "$S"/*.log 2>/dev/null)"
@@ -134,6 +137,7 @@ run_job() {
 	shift
 	timeout 60 "$tool" "$@" >"$TEST_TMP/job.out" 2>"$TEST_TMP/job.err"
 	RC=$?
+	# shellcheck disable=SC2034  # OUT and ERR, as cvm sets them
 	OUT=$(cat "$TEST_TMP/job.out")
 	ERR=$(cat "$TEST_TMP/job.err")
 	CVM_LAST="$tool $*"
@@ -291,8 +295,10 @@ poll 600 job_done "$JOB"
 plugstack "root=$ROOT" "colour=blue" "store=relative/store"
 old_slurmd=$(cat "$S/slurmd.pid")
 kill "$old_slurmd"
+# shellcheck disable=SC2016  # for the child shell
 poll 100 sh -c '! kill -0 "$1" 2>/dev/null' _ "$old_slurmd"
 slurmd -N localhost || daemons_fail "slurmd starts again"
+# shellcheck disable=SC2317  # called through poll
 logged() { grep -q "error: cudnnvm: plugstack.conf: argument 'colour=blue': unknown argument (expected root=DIR, store=DIR or default=VERSION)\$" "$S/slurmd.log"; }
 if poll 300 logged; then ok "a broken plugstack argument: slurmd's log names it and says why"; else
 	not_ok "a broken plugstack argument: slurmd's log names it and says why" "$(tail -n 10 "$S/slurmd.log")"
