@@ -4,7 +4,7 @@
 # real one-node Slurm started here as root: munged with its own key,
 # slurmctld and slurmd with a slurm.conf of this test (its own ports, state,
 # spool, logs and pid files in the test's folder, no cgroup). srun --cudnn=X
-# gives the task X's environment and not another's; sbatch --cudnn=X and
+# gives the task X's environment and not another's; salloc, sbatch --cudnn=X and
 # "#SBATCH --cudnn=X" run a batch script with it; a version not installed,
 # or whose smoke test failed, fails the job naming it; a job without the
 # option sees no change; default= and --cudnn=pin; a broken plugstack
@@ -178,6 +178,12 @@ run_job srun --cudnn=nine printenv
 assert_rc 255 "srun --cudnn=nine: refused as srun refuses a bad option (255)"
 assert_err_contains "cudnnvm: --cudnn 'nine': expected a version (9.1, 8.9.7.29), an installed id or 'pin'" \
 	"srun --cudnn=nine: says what is expected"
+
+run_job salloc --cudnn=8.9.6 srun printenv
+assert_eq "$RC|$(value CUDNN_PATH)" "0|$V896" "salloc --cudnn=8.9.6 srun printenv: the allocation's steps get 8.9.6's environment"
+run_job salloc --cudnn=9.9 true
+assert_rc 1 "salloc --cudnn=9.9 (not installed): refused"
+assert_err_contains "9.9" "salloc --cudnn=9.9: the message names the version"
 
 SLURM_SPANK_CUDNN=8.9.6 run_job srun printenv
 assert_eq "$(value CUDNN_PATH)" "$V896" "SLURM_SPANK_CUDNN=8.9.6 srun: 8.9.6's environment"
