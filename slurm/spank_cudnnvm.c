@@ -192,7 +192,8 @@ static int pin_spec(char *spec, size_t len)
 
 /*
  * Resolves spec in this machine's store as `cudnnvm env` does; with sp (a
- * task), sets the task's environment. 0, or the error (its message printed
+ * task), sets the task's environment; without (where the job is submitted),
+ * a machine without a store lets it through. 0, or the error (its message printed
  * on stderr: the user's, in srun, sbatch and the task alike).
  */
 static int apply(spank_t sp, const char *want)
@@ -219,7 +220,16 @@ static int apply(spank_t sp, const char *want)
 	ctx.store.plan = &ctx.plan;
 	r = cvm_store_open(&ctx.store, path, display, false);
 	ctx.store_open = r == 0;
-	/* No store: cvm_select_version says nothing is installed. */
+	/*
+	 * No store where the job is submitted (a login node without GPUs): the
+	 * node decides. On the node, cvm_select_version says nothing is installed.
+	 */
+	if (r == -ENOENT && !sp) {
+		r = 0;
+		goto out;
+	}
+	if (r < 0 && r != -ENOENT)
+		goto out;
 	r = cvm_env_select(&ctx, "--cudnn", spec, NULL, false, id, sizeof(id), dir, sizeof(dir));
 	if (r < 0 || !sp)
 		goto out;

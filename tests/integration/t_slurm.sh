@@ -267,6 +267,16 @@ run_job srun --cudnn=pin printenv
 assert_rc 1 "srun --cudnn=pin without a .cudnn-version: the job fails"
 assert_err_contains "--cudnn=pin: no .cudnn-version in '$S/jobs' or a folder above it" "--cudnn=pin: says where it looked"
 
+# Where the job is submitted there may be no store (a login node): the node
+# decides. One plugstack.conf serves both here, so a store nowhere shows it:
+# srun lets the job through, the task on the node refuses it.
+plugstack "root=$ROOT" "store=$TEST_TMP/no-store"
+run_job srun --cudnn=8.9.7 printenv
+assert_rc 1 "store= naming no store: the job fails"
+assert_err_lacks "init_post_opt() failed" "no store where the job is submitted: srun lets it through"
+assert_err_contains "cudnnvm: error: nothing is installed yet: there is no store" "the task on the node refuses it, saying why"
+assert_out_lacks "CUDNN_PATH" "no store: the command never ran"
+
 plugstack "root=$ROOT" "default=8.9.7"
 run_job srun printenv
 assert_eq "$(value CUDNN_PATH)" "$V897" "default=8.9.7: a job without --cudnn gets 8.9.7"
