@@ -66,6 +66,7 @@ trap 'rc=$?; stop_daemons; (exit "$rc"); _cvm_cleanup' EXIT
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 CTLD_PORT=$(free_port)
 SLURMD_PORT=$(free_port)
+for _ in $(seq 20); do [ "$SLURMD_PORT" != "$CTLD_PORT" ] && break; SLURMD_PORT=$(free_port); done
 head -c 1024 /dev/urandom >"$S/munge.key"
 chmod 400 "$S/munge.key"
 cat >"$SLURM_CONF" <<EOF
