@@ -10,6 +10,8 @@ SLURM_SO := $(O)/slurm/cudnnvm.so
 slurm: deps $(SLURM_SO)
 
 $(SLURM_SO): slurm/spank_cudnnvm.c $(O)/libcvm.a | $(O)
+	@echo '#include <slurm/spank.h>' | $(CC) -E -x c - >/dev/null 2>&1 || \
+		{ echo "make slurm: needs Slurm's spank.h (Debian: apt-get install libslurm-dev)" >&2; exit 1; }
 	@mkdir -p $(O)/slurm
 	$(call quiet,LINK,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) $(PKG_CFLAGS) -shared \
 		-Wl,-z,relro,-z,now -Wl,--exclude-libs,ALL $(LDFLAGS) -o $@ $< $(O)/libcvm.a \
