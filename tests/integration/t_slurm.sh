@@ -36,6 +36,14 @@ if [ ! -f "$PLUGIN" ]; then
 	finish
 fi
 
+# The plugin links the engine alone: libcvm.a needs no cvm_ symbol it does not define (the CLI's).
+LIBCVM=$(dirname "$CUDNNVM")/libcvm.a
+undef=$(comm -23 <(nm -u "$LIBCVM" | awk '{ print $2 }' | sort -u) \
+	<(nm --defined-only "$LIBCVM" | awk 'NF == 3 { print $3 }' | sort -u) | grep '^cvm_')
+if [ -z "$undef" ] && [ -s "$LIBCVM" ]; then ok "libcvm.a needs no symbol of the CLI"; else
+	not_ok "libcvm.a needs no symbol of the CLI" "undefined: $undef"
+fi
+
 act_root
 inst 8.9.7.29 11.8
 inst 8.9.6.50 11.8
