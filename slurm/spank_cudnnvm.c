@@ -235,9 +235,15 @@ static int apply(spank_t sp, const char *want)
 		goto out;
 	v = cvm_env_vars(&n);
 	for (size_t i = 0; i < n && r == 0; i++) {
-		if (spank_getenv(sp, v[i].var, old, sizeof(old)) != ESPANK_SUCCESS)
+		spank_err_t e = spank_getenv(sp, v[i].var, old, sizeof(old));
+
+		/* Unset: nothing to keep. Too long to read: refused, never dropped. */
+		if (e == ESPANK_ENV_NOEXIST)
 			old[0] = '\0';
-		r = cvm_env_compose(val, sizeof(val), &v[i], dir, old);
+		else if (e != ESPANK_SUCCESS)
+			r = -ENAMETOOLONG;
+		if (r == 0)
+			r = cvm_env_compose(val, sizeof(val), &v[i], dir, old);
 		if (r == 0 && spank_setenv(sp, v[i].var, val, 1) != ESPANK_SUCCESS)
 			r = -ENOMEM;
 		if (r < 0)

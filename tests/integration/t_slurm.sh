@@ -172,6 +172,10 @@ assert_eq "$(value CUDNN_PATH)|$(value LD_LIBRARY_PATH)|$(value CPATH)" "$V896|$
 	"srun --cudnn=<8.9.6's id>: its folders, put in front of the job's own LD_LIBRARY_PATH and CPATH"
 assert_out_lacks "$ID897" "srun --cudnn=<8.9.6's id>: nothing of 8.9.7"
 
+LD_LIBRARY_PATH=$(printf '/p%.0s' $(seq 9000)) run_job srun --cudnn=8.9.7 printenv CUDNN_PATH
+assert_rc 1 "srun --cudnn with an LD_LIBRARY_PATH too long to read: the job fails (it is never dropped)"
+assert_err_contains "cudnnvm: error: --cudnn=8.9.7: cannot set LD_LIBRARY_PATH" "and says which variable"
+
 CUDNN_PATH=/mine LD_LIBRARY_PATH=/pre/ld run_job srun printenv
 assert_rc 0 "srun without --cudnn: exit 0"
 assert_eq "$(value CUDNN_PATH)|$(value LD_LIBRARY_PATH)|$(value CPATH)" "/mine|/pre/ld|" \
