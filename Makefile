@@ -184,3 +184,4 @@ clean:
 -include tests/fuzz/fuzz.mk
 -include bench/bench.mk
 -include packaging/deb.mk
+-include slurm/slurm.mk

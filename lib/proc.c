@@ -16,6 +16,76 @@
 #include "fsutil.h"
 #include "proc.h"
 
+int cvm_proc_read(const char *path, size_t max, char **buf, size_t *len)
+{
+	size_t n = 0, cap = 4096, size = cap + 1;	/* size: b's bytes, the NUL's included */
+	char *b = malloc(size);
+	int fd, r = 0;
+
+	*buf = NULL;
+	*len = 0;
+	if (!b)
+		return -ENOMEM;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		r = -errno;
+		free(b);
+		return r;
+	}
+	for (;;) {
+		ssize_t k;
+		if (n == cap) {
+			if (cap >= max)
+				break;
+			r = CVM_GROW(b, cap * 2 + 1, size);
+			if (r < 0)
+				break;
+			cap *= 2;
+		}
+		k = read(fd, b + n, cap - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			r = -errno;
+			break;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	if (r < 0) {
+		free(b);
+		return r;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+/* SLURM_JOB_ID from pid's environment (at most 64 KiB read; digits only) into job, or "". */
+static void slurm_job(pid_t pid, char *job, size_t len)
+{
+	static const char key[] = "SLURM_JOB_ID=";
+	char path[64], *env = NULL;
+	size_t n = 0;
+
+	job[0] = '\0';
+	snprintf(path, sizeof(path), "/proc/%ld/environ", (long)pid);
+	if (cvm_proc_read(path, 1 << 16, &env, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i += strlen(env + i) + 1) {
+		const char *v = env + i + sizeof(key) - 1;
+		if (strncmp(env + i, key, sizeof(key) - 1))
+			continue;
+		if (*v && strspn(v, "0123456789") == strlen(v) && strlen(v) < len)
+			snprintf(job, len, "%s", v);
+		break;
+	}
+	free(env);
+}
+
 static int maps_file(pid_t pid, const char *dir, char *file, size_t len)
 {
 	char path[64], line[4096];
@@ -69,6 +139,7 @@ int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 				u.comm[strcspn(u.comm, "\n")] = '\0';
 			fclose(f);
 		}
+		slurm_job(u.pid, u.job, sizeof(u.job));
 		r = CVM_GROW(v, cnt + 1, cap);
 		if (r < 0) {
 			free(v);

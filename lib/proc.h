@@ -11,6 +11,7 @@ struct cvm_proc_user {
 	pid_t pid;
 	char comm[64];
 	char file[256];		/* one of the files it maps, for the message */
+	char job[24];		/* its Slurm job (SLURM_JOB_ID in its environment), or "" */
 };
 
 /*
@@ -22,6 +23,13 @@ struct cvm_proc_user {
  * *out is malloc'd (caller frees). 0 or -errno.
  */
 int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n);
+
+/*
+ * Reads a /proc file (its size is not known before: stat says 0) whole, or
+ * its first max bytes, NUL-terminated and malloc'd into *buf (*len its
+ * length, without the NUL). 0 or -errno.
+ */
+int cvm_proc_read(const char *path, size_t max, char **buf, size_t *len);
 
 /*
  * Runs argv (no shell; argv[0] a path, or a name looked up in PATH) as a

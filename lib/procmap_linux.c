@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "proc.h"
 #include "procmap.h"
 #include "store.h"
 
@@ -102,54 +103,6 @@ const struct cvm_procmap_os *cvm_procmap_os(void)
 	return &os;
 }
 
-static int read_proc(const char *path, size_t max, char **buf, size_t *len)
-{
-	size_t n = 0, cap = 4096, size = cap + 1;	/* size: b's bytes, the NUL's included */
-	char *b = malloc(size);
-	int fd, r = 0;
-
-	*buf = NULL;
-	*len = 0;
-	if (!b)
-		return -ENOMEM;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		r = -errno;
-		free(b);
-		return r;
-	}
-	for (;;) {
-		ssize_t k;
-		if (n == cap) {
-			if (cap >= max)
-				break;
-			r = CVM_GROW(b, cap * 2 + 1, size);
-			if (r < 0)
-				break;
-			cap *= 2;
-		}
-		k = read(fd, b + n, cap - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			r = -errno;
-			break;
-		}
-		if (k == 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	if (r < 0) {
-		free(b);
-		return r;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	return 0;
-}
-
 static void read_command(pid_t pid, char *out, size_t len)
 {
 	char path[64], *buf = NULL;
@@ -157,7 +110,7 @@ static void read_command(pid_t pid, char *out, size_t len)
 
 	out[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)pid);
-	if (read_proc(path, 1 << 16, &buf, &n) == 0 && buf && n) {
+	if (cvm_proc_read(path, 1 << 16, &buf, &n) == 0 && buf && n) {
 		for (size_t i = 0; i + 1 < n; i++)
 			if (buf[i] == '\0')
 				buf[i] = ' ';
@@ -167,7 +120,7 @@ static void read_command(pid_t pid, char *out, size_t len)
 	buf = NULL;
 	if (!out[0]) {
 		snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-		if (read_proc(path, 4096, &buf, &n) == 0 && buf) {
+		if (cvm_proc_read(path, 4096, &buf, &n) == 0 && buf) {
 			buf[strcspn(buf, "\n")] = '\0';
 			snprintf(out, len, "[%s]", buf);
 		}
@@ -221,7 +174,7 @@ int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_
 		if (*e || pid <= 0 || pid == (long)getpid())
 			continue;
 		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
-		int k = read_proc(path, 64u << 20, &text, &len);
+		int k = cvm_proc_read(path, 64u << 20, &text, &len);
 		if (k == -EACCES || k == -EPERM) {
 			(*unreadable)++;
 			continue;

@@ -376,3 +376,27 @@ int cvm_env_value(char *buf, size_t len, const char *dir, const char *sub)
 			*c = '\\';
 	return r;
 }
+
+int cvm_env_compose(char *buf, size_t len, const struct cvm_env_var *v, const char *dir,
+		    const char *old)
+{
+	char head[PATH_MAX];
+	const char sep[2] = { cvm_env_sep, '\0' };
+	bool more = v->sub && old && *old;
+
+	if (cvm_env_value(head, sizeof(head), dir, v->sub) < 0)
+		return -ENAMETOOLONG;
+	return cvm_fmt(buf, len, "%s%s%s", head, more ? sep : "", more ? old : "");
+}
+
+int cvm_env_select(struct cvm_ctx *ctx, const char *cmd, const char *spec, const char *cuda,
+		   bool force, char *id, size_t id_len, char *dir, size_t dir_len)
+{
+	int r = cvm_select_version(ctx, spec, cuda, id, id_len, dir, dir_len);
+
+	if (r == 0)
+		r = cvm_store_check_safe(&ctx->store, id);
+	if (r == 0)
+		r = cvm_select_check_smoke(ctx, cmd, id, force);
+	return r;
+}

@@ -77,4 +77,22 @@ extern const char cvm_env_sep;
 /* dir/sub (or dir) as this platform writes paths ('\\' on Windows) into buf: 0 or -ENAMETOOLONG. */
 int cvm_env_value(char *buf, size_t len, const char *dir, const char *sub);
 
+/*
+ * The value v gets for the version in dir: cvm_env_value's, followed for a
+ * list (v->sub) by cvm_env_sep and old when old is not empty (NULL: none).
+ * 0 or -ENAMETOOLONG.
+ */
+int cvm_env_compose(char *buf, size_t len, const struct cvm_env_var *v, const char *dir,
+		    const char *old);
+
+/*
+ * What env, exec and the Slurm plugin give a program: spec (or the pin, or
+ * the active version: cvm_select_version) resolved to an installed id and
+ * its folder, the folder checked (cvm_store_check_safe), and a version whose
+ * last smoke test failed refused unless force (cvm_select_check_smoke, cmd
+ * naming who asks). 0, or the error, printed.
+ */
+int cvm_env_select(struct cvm_ctx *ctx, const char *cmd, const char *spec, const char *cuda,
+		   bool force, char *id, size_t id_len, char *dir, size_t dir_len);
+
 #endif

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# make deb: build/deb/cudnnvm_<version>_<arch>.deb with Debian's own tooling
+# make deb: build/deb/cudnnvm_<version>_<arch>.deb (and cudnnvm-slurm_..., the
+# Slurm plugin) with Debian's own tooling
 # (dpkg-buildpackage, debhelper; packaging/debian/). debian/ must be at the
 # top of the source, so the sources are copied to build/deb/src and built
 # there: the checkout and its build folders stay as they are.
@@ -8,7 +9,7 @@ DEB_SRC := $(DEB_DIR)/src
 DEB_VERSION = $(shell dpkg-parsechangelog -l packaging/debian/changelog -S Version)
 DEB_ARCH = $(shell dpkg-architecture -qDEB_HOST_ARCH)
 # What the package is built from (no build outputs, no .git).
-DEB_FILES := Makefile README.md src lib compat manifests packaging
+DEB_FILES := Makefile README.md src lib compat manifests packaging slurm
 
 deb:
 	$(Q)command -v dpkg-buildpackage >/dev/null && command -v dh >/dev/null || \
@@ -20,5 +21,6 @@ deb:
 		dpkg-buildpackage -b -us -uc $(if $(filter 1,$(V)),,>../build.log 2>&1) || \
 		{ echo "make deb: dpkg-buildpackage failed; see $(DEB_DIR)/build.log" >&2; exit 1; }
 	$(Q)test -f $(DEB_DIR)/cudnnvm_$(DEB_VERSION)_$(DEB_ARCH).deb
+	$(Q)test -f $(DEB_DIR)/cudnnvm-slurm_$(DEB_VERSION)_$(DEB_ARCH).deb
 
 .PHONY: deb

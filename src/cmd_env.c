@@ -125,12 +125,8 @@ int cvm_cmd_env(struct cvm_ctx *ctx, int argc, char **argv)
 				 CVM_WINDOWS ? "pwsh, cmd, sh or fish" : "sh, fish or pwsh");
 	if (argc - optind > 1)
 		return cvm_usage("env", "at most one VERSION");
-	r = cvm_select_version(ctx, optind < argc ? argv[optind] : NULL, cuda, id, sizeof(id), dir,
-			       sizeof(dir));
-	if (r == 0)
-		r = cvm_store_check_safe(&ctx->store, id);
-	if (r == 0)
-		r = cvm_select_check_smoke(ctx, "env", id, force);
+	r = cvm_env_select(ctx, "env", optind < argc ? argv[optind] : NULL, cuda, force, id,
+			   sizeof(id), dir, sizeof(dir));
 	if (r < 0)
 		return r;
 	if (cvm_out.json)

@@ -22,12 +22,9 @@
 /* var set to dir[/sub], or with dir/sub put in front of its list. */
 static int set_var(const struct cvm_env_var *v, const char *dir)
 {
-	const char *old = getenv(v->var);
-	char val[PATH_MAX * 4], head[PATH_MAX], sep[2] = { cvm_env_sep, '\0' };
+	char val[PATH_MAX * 4];
 
-	if (cvm_env_value(head, sizeof(head), dir, v->sub) < 0 ||
-	    snprintf(val, sizeof(val), "%s%s%s", head, v->sub && old && *old ? sep : "",
-		     v->sub && old ? old : "") >= (int)sizeof(val))
+	if (cvm_env_compose(val, sizeof(val), v, dir, getenv(v->var)) < 0)
 		return -ENAMETOOLONG;
 	return setenv(v->var, val, 1) < 0 ? -errno : 0;
 }
@@ -162,11 +159,7 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 	if (optind < dashes)
 		spec = argv[optind];
 	optind = dashes + 1;
-	r = cvm_select_version(ctx, spec, cuda, id, sizeof(id), dir, sizeof(dir));
-	if (r == 0)
-		r = cvm_store_check_safe(&ctx->store, id);
-	if (r == 0)
-		r = cvm_select_check_smoke(ctx, "exec", id, force);
+	r = cvm_env_select(ctx, "exec", spec, cuda, force, id, sizeof(id), dir, sizeof(dir));
 	if (r < 0)
 		return r;
 	shadowed(argv[optind], id);

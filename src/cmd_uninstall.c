@@ -89,8 +89,9 @@ static int check_users(struct cvm_ctx *ctx, const char *id, bool force)
 		return 0;
 	}
 	for (size_t i = 0; i < n && strlen(who) < sizeof(who) - 80; i++)
-		snprintf(who + strlen(who), sizeof(who) - strlen(who), "%s%ld (%s)", i ? ", " : "",
-			 (long)u[i].pid, cvm_safe(u[i].comm));
+		snprintf(who + strlen(who), sizeof(who) - strlen(who), "%s%ld (%s%s%s)", i ? ", " : "",
+			 (long)u[i].pid, cvm_safe(u[i].comm), u[i].job[0] ? ", Slurm job " : "",
+			 u[i].job);
 	if (n && !force)
 		r = cvm_err(-CVM_E_BUSY, "%s is in use by %zu running process%s: %s%s; stop %s first "
 			    "(or --force: they keep the files they have open)", id, n,

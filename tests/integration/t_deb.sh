@@ -4,7 +4,8 @@
 # is reused), lintian finds no error, it holds what it should where Debian
 # wants it, its dependencies are the libraries the binary links, and
 # installing then removing/purging it in a throwaway dpkg root (never the
-# system's database) leaves nothing behind but the store.
+# system's database) leaves nothing behind but the store. The second binary
+# package, cudnnvm-slurm, holds the Slurm plugin and its plugstack.conf.d line.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
@@ -21,13 +22,14 @@ fi
 VER=$(dpkg-parsechangelog -l "$TOP/packaging/debian/changelog" -S Version)
 ARCH=$(dpkg-architecture -qDEB_HOST_ARCH)
 DEB=$TOP/build/deb/cudnnvm_${VER}_${ARCH}.deb
+SDEB=$TOP/build/deb/cudnnvm-slurm_${VER}_${ARCH}.deb
 
 # ------------------------------------------------------------ build (or reuse)
 newer=
 if [ -f "$DEB" ]; then
-	newer=$(cd "$TOP" && find Makefile README.md src include manifests packaging -newer "$DEB" -type f -print -quit 2>/dev/null)
+	newer=$(cd "$TOP" && find Makefile README.md src lib compat slurm manifests packaging -newer "$DEB" -type f -print -quit 2>/dev/null)
 fi
-if [ -f "$DEB" ] && [ -z "$newer" ]; then
+if [ -f "$DEB" ] && [ -f "$SDEB" ] && [ -z "$newer" ]; then
 	ok "build/deb/cudnnvm_${VER}_${ARCH}.deb is newer than its sources: reused"
 else
 	if out=$(make -C "$TOP" -s deb 2>&1); then ok "make deb exits 0"; else
@@ -43,7 +45,7 @@ check "the package is version $VER, as cudnnvm --version says" \
 	grep -qx "cudnnvm $VER" <("$CUDNNVM" --version)
 
 # ------------------------------------------------------------ lintian
-lint=$(lintian --pedantic "$DEB" 2>&1)
+lint=$(lintian --pedantic "$DEB" "$SDEB" 2>&1)
 lrc=$?
 if [ "$lrc" = 0 ] && ! printf '%s\n' "$lint" | grep -q '^E: '; then ok "lintian: no error"; else
 	not_ok "lintian: no error" "exit $lrc" "$(printf '%s\n' "$lint" | grep -E '^[EW]: ' | head -n 20)"
@@ -91,6 +93,28 @@ assert_rc 0 "cudnnvm accepts the packaged config with its keys uncommented"
 check "README.Debian says remove and purge keep the store" grep -q 'never touches /opt/cudnnvm' "$X/usr/share/doc/cudnnvm/README.Debian"
 check "no maintainer script (nothing runs as root at install or removal)" \
 	bash -c "! dpkg-deb -I '$DEB' | grep -Eq '(pre|post)(inst|rm)'"
+
+# ------------------------------------------------------------ cudnnvm-slurm
+if [ -f "$SDEB" ]; then ok "make deb wrote build/deb/cudnnvm-slurm_${VER}_${ARCH}.deb"; else
+	not_ok "make deb wrote build/deb/cudnnvm-slurm_${VER}_${ARCH}.deb"
+fi
+MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
+dpkg -c "$SDEB" | awk '{ print $1, $6 }' >"$TEST_TMP/scontents"
+check "cudnnvm-slurm: the plugin in Slurm's plugin folder, 0644" \
+	grep -qx -- "-rw-r--r-- ./usr/lib/$MULTIARCH/slurm-wlm/cudnnvm.so" "$TEST_TMP/scontents"
+check "cudnnvm-slurm: its conffile is /etc/slurm/plugstack.conf.d/cudnnvm.conf" \
+	test "$(dpkg-deb -I "$SDEB" conffiles 2>&1)" = /etc/slurm/plugstack.conf.d/cudnnvm.conf
+SX=$TEST_TMP/sx
+dpkg-deb -x "$SDEB" "$SX"
+check "cudnnvm-slurm: the plugstack line is 'required cudnnvm.so'" \
+	test "$(grep -vE '^[[:space:]]*(#|$)' "$SX/etc/slurm/plugstack.conf.d/cudnnvm.conf")" = "required cudnnvm.so"
+case ", $(dpkg-deb -f "$SDEB" Depends)," in
+*", cudnnvm (= $VER),"*) ok "cudnnvm-slurm depends on cudnnvm of the same version" ;;
+*) not_ok "cudnnvm-slurm depends on cudnnvm of the same version" "Depends: $(dpkg-deb -f "$SDEB" Depends)" ;;
+esac
+check "cudnnvm-slurm: the plugin exports the SPANK entry points and nothing of the engine" \
+	bash -c "nm -D --defined-only '$SX/usr/lib/$MULTIARCH/slurm-wlm/cudnnvm.so' | awk '{ print \$3 }' | grep -q '^slurm_spank_task_init\$' &&
+		! nm -D --defined-only '$SX/usr/lib/$MULTIARCH/slurm-wlm/cudnnvm.so' | grep -q ' cvm_'"
 
 # ------------------------------------- install, remove, purge in a throwaway dpkg root
 R=$TEST_TMP/dpkgroot
