@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "error.h"
+#include "frameworks.h"
 #include "out.h"
 #include "proc.h"
 #include "select.h"
@@ -167,6 +168,8 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 		r = cvm_store_check_safe(&ctx->store, id);
 	if (r == 0)
 		r = cvm_select_check_smoke(ctx, "exec", id, force);
+	if (r == 0)
+		r = cvm_frameworks_exec_check(argv[optind], id, force);
 	if (r < 0)
 		return r;
 	shadowed(argv[optind], id);
