@@ -382,6 +382,21 @@ static void from_table(struct cvm_fw *f)
 	}
 }
 
+/*
+ * The names whose METADATA is read: the families of the frameworks that use
+ * cuDNN (torchvision and torchaudio pin nothing, but cost one read each).
+ */
+static bool maybe_framework(const char *name)
+{
+	static const char *const families[] = { "torch", "tensorflow", "tf-", "jax", "onnxruntime",
+						"cupy", "ctranslate2", "paddle", "mxnet", "tensorrt" };
+
+	for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+		if (!strncmp(name, families[i], strlen(families[i])))
+			return true;
+	return false;
+}
+
 static bool is_known(const char *name)
 {
 	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -421,8 +436,8 @@ static int dist_info(struct cvm_pyenv *e, int sitefd, const char *site, const ch
 		wheel_copy(e, site, f.version);
 		return 0;
 	}
-	/* The CUDA libraries' own wheels need nothing of cuDNN: not worth a read. */
-	if (!strncmp(f.name, "nvidia-", 7))
+	/* Only the frameworks' own metadata is read: a large environment stays cheap to read. */
+	if (!maybe_framework(f.name))
 		return 0;
 	if (cvm_fmt(meta, sizeof(meta), "%s/METADATA", entry) < 0 ||
 	    read_head(sitefd, meta, buf, META_MAX, &len) < 0)

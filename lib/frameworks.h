@@ -9,8 +9,11 @@
  * METADATA Requires-Dist on nvidia-cudnn-cuXX, with its markers evaluated for
  * this host), TensorFlow's build_info.py, the nvidia/cudnn wheel beside them,
  * conda-meta's records, and a table for the frameworks that publish no pin
- * (ONNX Runtime, CTranslate2). Every file read is a regular file of bounded
- * size (cvm_open_regular). Used by doctor --python, exec's refusal, and
+ * (ONNX Runtime, CTranslate2). Only the METADATA of the frameworks' families
+ * (torch*, tensorflow*, jax*, onnxruntime*, cupy*, paddle*...) is read, so
+ * that an environment of thousands of distributions reads in milliseconds
+ * (bench/frameworks.sh). Every file read is a regular file of bounded size
+ * (cvm_open_regular: no FIFO, no device). Used by doctor --python, exec's refusal, and
  * use/install --for.
  */
 #include <stdbool.h>
