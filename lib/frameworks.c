@@ -473,13 +473,13 @@ static int read_site(struct cvm_pyenv *e, const char *site)
 	/* lib/python3.12/site-packages says the version its markers compare with. */
 	if (py)
 		snprintf(pyver, sizeof(pyver), "%.*s", (int)strspn(py + 6, "0123456789."), py + 6);
-	fd = open(site, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
+	r = cvm_opendir_at(AT_FDCWD, site, 0, &d);
+	if (r < 0)
 		return 0;
-	r = cvm_opendir_at(fd, ".", 0, &d);
+	fd = dirfd(d);
 	buf = malloc(META_MAX);
-	if (r < 0 || !buf) {
-		r = r < 0 ? 0 : -ENOMEM;
+	if (!buf) {
+		r = -ENOMEM;
 		goto out;
 	}
 	while ((de = readdir(d))) {
@@ -495,7 +495,6 @@ out:
 	if (d)
 		closedir(d);
 	free(buf);
-	close(fd);
 	return r;
 }
 
@@ -557,9 +556,9 @@ static int read_conda(struct cvm_pyenv *e)
 
 	if (cvm_fmt(meta, sizeof(meta), "%s/conda-meta", e->prefix) < 0)
 		return 0;
-	fd = open(meta, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0 || cvm_opendir_at(fd, ".", 0, &d) < 0)
+	if (cvm_opendir_at(AT_FDCWD, meta, 0, &d) < 0)
 		goto out;
+	fd = dirfd(d);
 	while (r == 0 && (de = readdir(d))) {
 		size_t nl = strlen(de->d_name);
 		bool wanted = !strncmp(de->d_name, "cudnn-", 6);
@@ -572,8 +571,6 @@ static int read_conda(struct cvm_pyenv *e)
 out:
 	if (d)
 		closedir(d);
-	if (fd >= 0)
-		close(fd);
 	return r;
 }
 
@@ -588,13 +585,13 @@ static bool is_dir(const char *path)
 static void find_sites(struct cvm_pyenv *e, const char *prefix)
 {
 	char lib[PATH_MAX], p[PATH_MAX];
-	DIR *d;
+	DIR *d = NULL;
 	struct dirent *de;
 
 	if (cvm_fmt(p, sizeof(p), "%s/Lib/site-packages", prefix) == 0 && is_dir(p) &&
 	    e->nsite < CVM_PYENV_SITES)
 		snprintf(e->site[e->nsite++], sizeof(e->site[0]), "%s", p);
-	if (cvm_fmt(lib, sizeof(lib), "%s/lib", prefix) < 0 || !(d = opendir(lib)))
+	if (cvm_fmt(lib, sizeof(lib), "%s/lib", prefix) < 0 || cvm_opendir_at(AT_FDCWD, lib, 0, &d) < 0)
 		return;
 	while ((de = readdir(d)) && e->nsite < CVM_PYENV_SITES) {
 		if (strncmp(de->d_name, "python3", 7))

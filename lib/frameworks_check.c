@@ -44,11 +44,11 @@ static int push(char ***v, size_t *n, size_t *cap, const char *s)
 static int push_envs(const char *root, const char *dir, char ***v, size_t *n, size_t *cap)
 {
 	char host[PATH_MAX], p[PATH_MAX];
-	DIR *d;
+	DIR *d = NULL;
 	struct dirent *de;
 	int r = 0;
 
-	if (cvm_fmt(host, sizeof(host), "%s%s", root, dir) < 0 || !(d = opendir(host)))
+	if (cvm_fmt(host, sizeof(host), "%s%s", root, dir) < 0 || cvm_opendir_at(AT_FDCWD, host, 0, &d) < 0)
 		return 0;
 	while (r == 0 && (de = readdir(d)))
 		if (de->d_name[0] != '.' && cvm_fmt(p, sizeof(p), "%s/%s", dir, de->d_name) == 0)
@@ -88,9 +88,11 @@ int cvm_pyenv_discover(const char *root, char ***pys, size_t *n)
 	*n = 0;
 	if (on_path(root, CVM_WINDOWS ? "python" : "python3", p, sizeof(p)))
 		r = push(pys, n, &cap, p);
-	for (size_t i = 0; i < 2 && r == 0; i++)
-		if (getenv(vars[i]) && *getenv(vars[i]))
-			r = push(pys, n, &cap, getenv(vars[i]));
+	for (size_t i = 0; i < 2 && r == 0; i++) {
+		const char *v = getenv(vars[i]);
+		if (v && *v)
+			r = push(pys, n, &cap, v);
+	}
 	if (r == 0 && home && *home && cvm_fmt(p, sizeof(p), "%s/.conda/envs", home) == 0)
 		r = push_envs(root, p, pys, n, &cap);
 	if (r == 0)

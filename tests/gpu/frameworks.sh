@@ -46,9 +46,11 @@ if [ -z "${DRY_RUN:-}" ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidi
 fi
 [ -x "$PY" ] || { echo "frameworks.sh: no Python at $PY (set PY)"; exit 1; }
 PREFIX=$(cd "$(dirname "$PY")/.." && pwd)
-W=$(ls -d "$PREFIX"/lib/python3*/site-packages/nvidia/cudnn 2>/dev/null | head -n 1)
-[ -n "$W" ] && [ -d "$W/lib" ] || { echo "frameworks.sh: no nvidia/cudnn wheel under $PREFIX"; exit 1; }
-WV=$(ls -d "$W"/../../nvidia_cudnn_cu*.dist-info 2>/dev/null | head -n 1 | sed 's/.*-\([0-9.]*\)\.dist-info$/\1/')
+W=
+for d in "$PREFIX"/lib/python3*/site-packages/nvidia/cudnn; do [ -d "$d/lib" ] && W=$d && break; done
+[ -n "$W" ] || { echo "frameworks.sh: no nvidia/cudnn wheel under $PREFIX"; exit 1; }
+WV=
+for d in "$W"/../../nvidia_cudnn_cu*.dist-info; do [ -d "$d" ] && WV=$(basename "$d" .dist-info) && WV=${WV##*-} && break; done
 case $WV in *.*.*.*) ;; *) echo "frameworks.sh: cannot read the wheel's version from its dist-info"; exit 1 ;; esac
 # The system's cuDNN: its version from dpkg (or SYS_VERSION), its headers as cudnn*.h.
 SV=${SYS_VERSION:-$(dpkg-query -W -f '${Version}' "libcudnn9-cuda-13" 2>/dev/null | cut -d- -f1)}
