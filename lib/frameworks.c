@@ -425,7 +425,7 @@ static int dist_info(struct cvm_pyenv *e, int sitefd, const char *site, const ch
 {
 	struct cvm_fw f = { .rule = RULE_BUILD };
 	const char *dash = strchr(entry, '-'), *end = strstr(entry, ".dist-info");
-	char meta[NAME_MAX + 16];
+	char meta[PATH_MAX];
 	size_t len;
 
 	if (!dash || !end || dash > end)
