@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -614,12 +615,16 @@ static void prefix_of(const char *host, char *out, size_t len)
 	char dir[PATH_MAX], *slash;
 
 	snprintf(dir, sizeof(dir), "%s", host);
+	/* Windows writes its paths with '\\': one separator here. */
+	for (char *p = dir; CVM_WINDOWS && *p; p++)
+		if (*p == '\\')
+			*p = '/';
 	if (!is_dir(dir)) {
 		slash = strrchr(dir, '/');
 		if (slash)
 			*slash = '\0';
 		slash = strrchr(dir, '/');
-		if (slash && (!strcmp(slash + 1, "bin") || !strcmp(slash + 1, "Scripts")))
+		if (slash && (!strcasecmp(slash + 1, "bin") || !strcasecmp(slash + 1, "Scripts")))
 			*slash = '\0';
 	}
 	snprintf(out, len, "%s", dir);
