@@ -135,6 +135,16 @@ assert_err_line "--python '/opt/nothing/bin/python3': no site-packages found in 
 cvm doctor --python
 assert_rc 2 "doctor --python without a path: exit 2"
 
+# A FIFO where METADATA and build_info belong (a user's files): refused unread, nothing hangs.
+VH=/opt/envh
+venv "$ROOT$VH"
+mkdir -p "$SITE/torch-2.4.0.dist-info" "$SITE/tensorflow-2.15.0.dist-info" "$SITE/tensorflow/python/platform"
+mkfifo "$SITE/torch-2.4.0.dist-info/METADATA" "$SITE/tensorflow/python/platform/build_info.py"
+printf 'Metadata-Version: 2.1\nName: tensorflow\nVersion: 2.15.0\n\n' >"$SITE/tensorflow-2.15.0.dist-info/METADATA"
+cvm --json doctor --python "$VH/bin/python3"
+assert_json '[(f["name"], f["requires"]) for f in d["frameworks"]] == [("tensorflow", None)]' \
+	"FIFOs as METADATA and build_info: not read (torch left out, tensorflow's need unknown), no hang"
+
 # Without --python: the conda environments doctor finds by itself (/opt/conda/envs/*).
 CE=$ROOT/opt/conda/envs/ml
 mkdir -p "$CE/conda-meta" "$CE/lib/python3.11/site-packages/torch-2.1.0.dist-info"
