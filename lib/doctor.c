@@ -16,6 +16,7 @@
 #include "compat.h"
 #include "cudnn.h"
 #include "doctor.h"
+#include "frameworks.h"
 #include "doctor_os.h"
 #include "fsutil.h"
 #include "out.h"
@@ -138,7 +139,7 @@ static void check_copies(struct cvm_doctor_report *rp, const struct cvm_doctor_o
 		os->check_copy(rp, &rp->c[i], drv);
 }
 
-int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
+int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json, char *const *pys, size_t npy)
 {
 	const struct cvm_doctor_os *os = cvm_doctor_os();
 	struct cvm_doctor_report rp = { .ctx = ctx };
@@ -175,6 +176,9 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json)
 			cvm_json_append(jtk, o);
 	}
 	os->end(&rp, t, nt, json);
+	r = cvm_frameworks_doctor(ctx, &rp.f, json, pys, npy);
+	if (r < 0)
+		goto out;
 	cvm_findings_summary(&rp.f);
 	r = rp.f.problems ? 1 : 0;
 out:

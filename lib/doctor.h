@@ -14,8 +14,12 @@
 #include "json.h"
 #include "toolkit.h"
 
-/* Prints the report (or fills json). 0 when clean, 1 when something needs fixing, or < 0. */
-int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json);
+/*
+ * Prints the report (or fills json). 0 when clean, 1 when something needs fixing, or < 0.
+ * pys[npy]: the Python environments whose frameworks are checked (--python);
+ * NULL: those doctor finds (frameworks.h).
+ */
+int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json, char *const *pys, size_t npy);
 
 /*
  * The driver version from the platform's text: Linux, "580.159.04" from
@@ -48,5 +52,9 @@ struct cvm_which {
  * -CVM_E_NOTFOUND when none is found, -ENOMEM; prints nothing.
  */
 int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w);
+
+/* The same for libcudnn.so.<major> (cudnn64_<major>.dll): what a framework needing major gets. */
+int cvm_doctor_which_major(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, int major,
+			   struct cvm_which *w);
 
 #endif

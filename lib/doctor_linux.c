@@ -826,6 +826,12 @@ static bool which_try(const char *dir, int major, struct cvm_which *w)
 
 int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w)
 {
+	return cvm_doctor_which_major(ctx, tk, 0, w);
+}
+
+int cvm_doctor_which_major(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, int major,
+			   struct cvm_which *w)
+{
 	struct cvm_doctor_os_state *os = NULL;
 	char libdir[PATH_MAX] = "", path[PATH_MAX], cuda[16];
 	char id[160], so[32], from[PATH_MAX], *text = NULL;
@@ -835,11 +841,12 @@ int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct c
 	int r = -CVM_E_NOTFOUND, m;
 
 	memset(w, 0, sizeof(*w));
+	w->major = major;
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
 	if (lib_dir(ctx->root, tk, libdir, sizeof(libdir)) < 0)
 		libdir[0] = '\0';
 	/* The major a program built with the toolkit binds to: its headers', else the active one's. */
-	if (cvm_fmt(path, sizeof(path), "%s/include/cudnn_version.h", tk->path) == 0 &&
+	if (!w->major && cvm_fmt(path, sizeof(path), "%s/include/cudnn_version.h", tk->path) == 0 &&
 	    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) == 0) {
 		if (cvm_cudnn_header_version(text, len, &v) == 0)
 			w->major = (int)v.part[0];

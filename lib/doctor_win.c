@@ -871,6 +871,12 @@ const struct cvm_doctor_os *cvm_doctor_os(void)
 
 int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct cvm_which *w)
 {
+	return cvm_doctor_which_major(ctx, tk, 0, w);
+}
+
+int cvm_doctor_which_major(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, int major,
+			   struct cvm_which *w)
+{
 	char cuda[16], active_id[160], active[LEN], store_real[LEN], name[32], *fresh = NULL;
 	const char *from = NULL, *path;
 	struct hit *h = NULL;
@@ -881,7 +887,7 @@ int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct c
 	memset(w, 0, sizeof(*w));
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
 	active_of(ctx, cuda, active_id, sizeof(active_id), active);
-	w->major = wanted_major(tk, active_id, &from);
+	w->major = major ? major : wanted_major(tk, active_id, &from);
 	snprintf(name, sizeof(name), "cudnn64_%d.dll", w->major);
 	/* What a program started now gets; this process's PATH when the registry cannot be read. */
 	path = cvm_winenv_fresh_path(&fresh) == 0 ? fresh : getenv("PATH");

@@ -12,12 +12,13 @@ _cudnnvm_platforms="linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-
 _cudnnvm_options() {
 	local o
 	case $1 in
-	install) o="--cuda --archive --bundle --prefer-bundles --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use --dry-run" ;;
+	install) o="--cuda --archive --bundle --prefer-bundles --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use --for --dry-run" ;;
 	fetch) o="--cuda --platform --connect-timeout --low-speed-time --retries" ;;
 	cache) o="--all" ;;
 	list) o="--available --cuda --platform" ;;
 	uninstall) o="--cuda --platform --force --dry-run" ;;
-	use | rollback) o="--cuda --no-smoke --no-ldconfig --dry-run" ;;
+	use) o="--cuda --no-smoke --no-ldconfig --for --dry-run" ;;
+	rollback) o="--cuda --no-smoke --no-ldconfig --dry-run" ;;
 	adopt) o="--cuda --no-ldconfig --dry-run" ;;
 	env) o="--cuda --shell --force" ;;
 	exec) o="--cuda --force" ;;
@@ -25,6 +26,7 @@ _cudnnvm_options() {
 	modulefiles) o="--format --default" ;;
 	export) o="--cuda --format" ;;
 	verify | current | history | which | prefix) o="--cuda" ;;
+	doctor) o="--python" ;;
 	*) o="" ;;
 	esac
 	echo "$o --json --quiet --verbose"

@@ -177,6 +177,8 @@ complete -c cudnnvm -n '__cudnnvm_is install' -l jobs -x -d 'decoder threads'
 complete -c cudnnvm -n '__cudnnvm_is install' -l verify-first -d 'hash the whole archive before decoding'
 complete -c cudnnvm -n '__cudnnvm_is install' -l offline -d 'never touch the network'
 complete -c cudnnvm -n '__cudnnvm_is install' -l use -d 'activate it afterwards'
+complete -c cudnnvm -n '__cudnnvm_is install use' -l for -r -F -d "the version a Python environment's frameworks take"
+complete -c cudnnvm -n '__cudnnvm_is doctor' -l python -r -F -d 'a Python environment to check'
 complete -c cudnnvm -n '__cudnnvm_is env exec' -l force -d 'even a version whose last smoke test failed'
 
 complete -c cudnnvm -n '__cudnnvm_is cache; and __cudnnvm_first_arg' -a 'list clean'

@@ -14,6 +14,7 @@
 
 #include "cli.h"
 #include "error.h"
+#include "frameworks.h"
 #include "out.h"
 #include "proc.h"
 #include "select.h"
@@ -160,6 +161,8 @@ int cvm_cmd_exec(struct cvm_ctx *ctx, int argc, char **argv)
 		spec = argv[optind];
 	optind = dashes + 1;
 	r = cvm_env_select(ctx, "exec", spec, cuda, force, id, sizeof(id), dir, sizeof(dir));
+	if (r == 0)
+		r = cvm_frameworks_exec_check(argv[optind], id, force);
 	if (r < 0)
 		return r;
 	shadowed(argv[optind], id);

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "config.h"
 #include "error.h"
+#include "frameworks.h"
 #include "fsutil.h"
 #include "install.h"
 #include "json.h"
@@ -36,6 +37,7 @@ static int parse_jobs(const char *what, const char *s, unsigned *out)
 struct install_cli {
 	struct cvm_install in;
 	bool use;			/* --use: then activate it, as 'use' does */
+	const char *py;			/* --for PY: the release its frameworks take */
 	char pin[160];			/* VERSION from .cudnn-version */
 };
 
@@ -54,6 +56,7 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 		{ "low-speed-time", required_argument, NULL, 'L' },
 		{ "retries", required_argument, NULL, 'R' },
 		{ "use", no_argument, NULL, 'U' },
+		{ "for", required_argument, NULL, 'F' },
 		{ "bundle", required_argument, NULL, 'B' },
 		{ "prefer-bundles", no_argument, NULL, 'b' },
 		CVM_DRYRUN_LONGOPT,
@@ -108,6 +111,9 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 		case 'U':
 			cli->use = true;
 			break;
+		case 'F':
+			cli->py = optarg;
+			break;
 		case 'B':
 			in->bundle = optarg;
 			break;
@@ -125,7 +131,14 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 				 "not with --%s", in->bundle ? "bundle" : in->archive ? "archive" : "sha256");
 	if (optind + 1 < argc)
 		return cvm_usage("install", "one VERSION only");
-	if (in->bundle) {
+	if (cli->py && (optind < argc || in->bundle || in->archive))
+		return cvm_usage("install", "--for PY chooses the release: not with %s",
+				 optind < argc ? "a VERSION" : in->bundle ? "--bundle" : "--archive");
+	if (cli->py && !*cli->py)
+		return cvm_usage("install", "--for needs a path to a Python interpreter or environment");
+	if (cli->py) {
+		/* The release is chosen once the CUDA major is known (cvm_install_check). */
+	} else if (in->bundle) {
 		/* A bundle names its version: VERSION, when given, is what it must hold. */
 		in->spec = optind < argc ? argv[optind] : NULL;
 	} else {
@@ -195,6 +208,12 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 	r = parse(&cli, argc, argv);
 	if (r == 0 && cli.use)
 		r = cvm_cli_refuse_user(ctx, "install --use");
+	/* --for: a small resolution before the engine, which then installs that release. */
+	if (r == 0 && cli.py) {
+		r = cvm_frameworks_release(ctx, cli.py, cli.in.cuda_major, cli.in.platform, cli.pin,
+					   sizeof(cli.pin));
+		cli.in.spec = cli.pin;
+	}
 	if (r == 0)
 		r = cvm_install(ctx, &cli.in);
 	if (r == 0 && cli.use)

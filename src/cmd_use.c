@@ -7,6 +7,7 @@
 #include "activate.h"
 #include "cli.h"
 #include "error.h"
+#include "frameworks.h"
 #include "json.h"
 #include "manifest.h"
 #include "out.h"
@@ -67,32 +68,49 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CVM_ACTIVATE_LONGOPTS,
+		{ "for", required_argument, NULL, 'F' },
 		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cvm_activate_opts o = { .kind = "use", .argc = argc, .argv = argv };
 	struct cvm_toolkit tk = { 0 };
-	const char *cuda_arg = NULL, *spec;
+	const char *cuda_arg = NULL, *spec = NULL, *py = NULL;
 	char pin[160];
 	int c, r;
 
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
-		if (!cvm_cli_activate_opt(c, optarg, &cuda_arg, &o))
+		if (c == 'F')
+			py = optarg;
+		else if (!cvm_cli_activate_opt(c, optarg, &cuda_arg, &o))
 			return cvm_usage_bad_option("use", argv);
 	}
 	if (optind + 1 < argc)
 		return cvm_usage("use", "one VERSION is needed, e.g. 9.1");
-	r = cvm_pin_spec("use", optind < argc ? argv[optind] : NULL, pin, sizeof(pin), &spec);
-	if (r < 0)
-		return r;
+	if (py && optind < argc)
+		return cvm_usage("use", "--for PY chooses the version: not with VERSION '%s'", argv[optind]);
+	if (py && !*py)
+		return cvm_usage("use", "--for needs a path to a Python interpreter or environment");
+	if (!py) {
+		r = cvm_pin_spec("use", optind < argc ? argv[optind] : NULL, pin, sizeof(pin), &spec);
+		if (r < 0)
+			return r;
+	}
 	r = cvm_cli_refuse_user(ctx, "use");
 	if (r < 0)
 		return r;
 	r = cvm_toolkit_select(ctx->root, cuda_arg, &tk);
 	if (r < 0)
 		return r;
-	r = cvm_cli_use(ctx, &tk, spec, &o);
+	/* --for: the newest installed version the environment's frameworks all take. */
+	if (py) {
+		r = cvm_frameworks_installed(ctx, py, tk.major, pin, sizeof(pin));
+		if (r == 0)
+			cvm_verbose("use --for %s: %s", py, pin);
+		spec = pin;
+	}
+	if (r == 0)
+		r = cvm_cli_use(ctx, &tk, spec, &o);
 	cvm_toolkit_release(&tk);
 	return r;
 }

@@ -64,6 +64,7 @@ static const struct command commands[] = {
 	  "  --bundle FILE|URL    install a store bundle ('cudnnvm export'); a URL needs --sha256\n"
 	  "  --prefer-bundles     first the mirror's bundles/<id>.tar.zst (or .tar), made by\n"
 	  "                       'cudnnvm export' from NVIDIA's archive the catalogue names\n"
+	  "  --for PY             the newest release the frameworks of PY's environment take\n"
 	  DRY_OPT
 	  FETCH_OPTS
 	  "VERSION is 9, 9.1, 9.1.1 or 9.1.1.17 (the newest match); left out, .cudnn-version decides.\n",
@@ -97,8 +98,10 @@ static const struct command commands[] = {
 	  DRY_OPT,
 	  "cudnnvm uninstall 8.9.6 --cuda 11.8" },
 	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN, "activate an installed version for a CUDA toolkit",
-	  "use [VERSION] [--cuda X.Y] [--no-smoke] [--no-ldconfig] [--dry-run]",
+	  "use [VERSION | --for PY] [--cuda X.Y] [--no-smoke] [--no-ldconfig] [--dry-run]",
 	  CUDA_OPT SMOKE_OPTS DRY_OPT
+	  "  --for PY             the newest installed version the frameworks of PY's\n"
+	  "                       environment (PyTorch, TensorFlow, JAX...) all take\n"
 	  "Needs root (it changes the toolkit). Without root: 'cudnnvm env' or 'cudnnvm exec'.\n"
 	  "VERSION left out: .cudnn-version (in this folder or a parent) decides.\n",
 	  "cudnnvm use 9.1 --cuda 12.4" },
@@ -131,7 +134,9 @@ static const struct command commands[] = {
 	  "Exits with CMD's status; 127 when CMD is not found, 126 when it cannot be run.\n"
 	  "The version is chosen as env chooses it (a failed last smoke test: exit 4 unless\n"
 	  "--force). When CMD would load cuDNN from elsewhere first (LD_PRELOAD, or a Python\n"
-	  "package's own copy under site-packages/nvidia/cudnn), it is said once on stderr.\n",
+	  "package's own copy under site-packages/nvidia/cudnn), it is said once on stderr.\n"
+	  "When CMD is a Python (or a script whose shebang is) whose environment holds a\n"
+	  "framework VERSION cannot serve, exec refuses (exit 1) unless --force.\n",
 	  "cudnnvm exec 8.9.7 --cuda 11.8 -- python train.py" },
 	{ "local", cvm_cmd_local, 0, "pin a version for this folder (.cudnn-version)",
 	  "local VERSION",
@@ -153,7 +158,10 @@ static const struct command commands[] = {
 	  "Exit 4: failed; 77: the loader part passed, no usable GPU for the rest.\n",
 	  "cudnnvm smoke --cuda 12.4" },
 	{ "doctor", cvm_cmd_doctor, CVM_CMD_STORE, "every cuDNN copy, which one loads, and what is wrong",
-	  "doctor",
+	  "doctor [--python PY]...",
+	  "  --python PY          check the frameworks of PY's environment (an interpreter or\n"
+	  "                       its folder; repeatable); default: python3 on PATH, the\n"
+	  "                       active venv and conda env, ~/.conda/envs, /opt/conda/envs\n"
 	  "Exit 1 when it found something to fix; each finding says what and how.\n",
 	  "cudnnvm doctor" },
 	{ "toolkits", cvm_cmd_toolkits, 0, "the CUDA toolkits found",

@@ -185,7 +185,7 @@ assert_out_contains "export CUDNN_PATH=" "env -q still prints the exports (they 
 # Each command's document has its documented top-level keys (docs/cli.md), whatever is known.
 for c in "list:installed" "current:active" "history:history" "toolkits:toolkits" "verify:verified" \
 	"cache list:cache" "env 9.1.1 --cuda 12.4:id path prepend set" \
-	"doctor:copies driver not_checked problems processes toolkits" "local 9.1:file version" \
+	"doctor:copies driver frameworks not_checked problems processes toolkits" "local 9.1:file version" \
 	"use 9.1.1 --cuda 12.4 --no-smoke:cuda id previous toolkit" \
 	"smoke --cuda 12.4 --no-gpu:cudart_version gpu header_version library library_version loaded"; do
 	keys=${c#*:}

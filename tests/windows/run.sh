@@ -391,6 +391,10 @@ source "$HERE/t_activate.sh"
 # shellcheck source=t_doctor.sh
 source "$HERE/t_doctor.sh"
 
+# ---- framework truth: doctor --python on a Windows venv
+# shellcheck source=t_frameworks.sh
+source "$HERE/t_frameworks.sh"
+
 # ---- export, then uninstall
 cvm export "$ID91" "$(winpath "$TMP/bundle.cvm")"
 rc_is 0 "export $ID91 to a bundle"

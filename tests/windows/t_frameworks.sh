@@ -1,0 +1,37 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# Framework truth on Windows (sourced by tests/windows/run.sh): a venv as
+# Windows' python -m venv leaves it (Scripts\python.exe, Lib\site-packages),
+# PyTorch's METADATA with a pin per platform (the Windows one must be taken),
+# the nvidia-cudnn wheel's bin\cudnn64_9.dll; doctor --python's frameworks
+# list, and use --for's answer against the installed 9.1.0.
+
+FV=$TMP/fwvenv
+FS=$FV/Lib/site-packages
+mkdir -p "$FV/Scripts" "$FS/torch-2.4.0.dist-info" "$FS/nvidia/cudnn/bin" "$FS/nvidia_cudnn_cu12-9.1.0.70.dist-info"
+: >"$FV/Scripts/python.exe"
+printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.4.0\nRequires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == "Windows"\nRequires-Dist: nvidia-cudnn-cu12==8.0.0.1; platform_system == "Linux"\n\n' \
+	>"$FS/torch-2.4.0.dist-info/METADATA"
+printf 'Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.1.0.70\n\n' >"$FS/nvidia_cudnn_cu12-9.1.0.70.dist-info/METADATA"
+: >"$FS/nvidia/cudnn/bin/cudnn64_9.dll"
+WFV=$(winpath "$FV")
+cvm --json doctor --python "$WFV\\Scripts\\python.exe"
+if printf '%s' "$OUT" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+want = [{'name': 'torch', 'version': '2.4.0', 'python': sys.argv[1] + '\\\\Scripts\\\\python.exe',
+         'requires': 'nvidia-cudnn-cu12==9.1.0.70', 'needs': 'cuDNN 9.1 or a newer 9.x',
+         'rule': 'same major, not older than the build',
+         'loads': {'path': sys.argv[1] + '\\\\Lib\\\\site-packages\\\\nvidia\\\\cudnn\\\\bin\\\\cudnn64_9.dll',
+                   'version': '9.1.0.70',
+                   'why': \"the environment's nvidia-cudnn wheel, which the framework loads by its own path\"},
+         'problem': None}]
+sys.exit(0 if d['frameworks'] == want else 1)" "$WFV" 2>/dev/null; then
+	ok "doctor --python (Windows venv): torch's Windows pin, the wheel's bin\\cudnn64_9.dll"
+else
+	not_ok "doctor --python (Windows venv): torch's Windows pin, the wheel's bin\\cudnn64_9.dll" "$(diag_run)"
+fi
+cvm doctor --python "$WFV\\nothing\\python.exe"
+rc_is 1 "doctor --python of no environment: exit 1"
+err_has "no site-packages found" "... saying there is no site-packages there"
