@@ -17,6 +17,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "json.h"
+#include "manifest.h"
 #include "out.h"
 #include "plan.h"
 #include "select.h"
@@ -422,6 +423,7 @@ static int set_root(struct cvm_ctx *ctx, const char *arg, char **owned)
 	free(*owned);
 	*owned = abs;
 	ctx->root = abs;
+	cvm_host_root(abs);
 	return 0;
 }
 
