@@ -31,6 +31,7 @@
 #include "journal.h"
 #include "json.h"
 #include "manifest.h"
+#include "update.h"
 #include "modulefiles.h"
 #include "out.h"
 #include "plan.h"
@@ -685,7 +686,7 @@ static int resolve(struct cvm_ctx *ctx, struct cvm_install *in, struct cvm_catal
 	char got[CVM_SHA256_HEX];
 	int r;
 
-	r = cvm_catalogue_load(cat, ctx->manifests);
+	r = cvm_update_catalogue(ctx, cat);
 	if (r < 0)
 		return r;
 	r = cvm_catalogue_resolve(cat, in->spec, in->cuda_major, in->cuda_minor, in->platform,

@@ -802,7 +802,7 @@ out:
 	return r;
 }
 
-static int load_dir(struct cvm_catalogue *cat, const char *dir)
+int cvm_catalogue_add_dir(struct cvm_catalogue *cat, const char *dir)
 {
 	char **names = NULL, path[4096], *buf = NULL;
 	size_t n = 0, cap = 0, i, len = 0;
@@ -880,7 +880,7 @@ int cvm_catalogue_load(struct cvm_catalogue *cat, const char *extra_dir)
 			goto out;
 	}
 	if (extra_dir)
-		r = load_dir(cat, extra_dir);
+		r = cvm_catalogue_add_dir(cat, extra_dir);
 out:
 	if (r < 0)
 		cvm_catalogue_release(cat);

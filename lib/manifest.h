@@ -55,6 +55,13 @@ struct cvm_catalogue {
  */
 int cvm_catalogue_load(struct cvm_catalogue *cat, const char *extra_dir);
 
+/*
+ * Adds every redistrib_*.json and *releases.json of dir (checked as
+ * cvm_catalogue_load checks extra_dir); a label already there is replaced.
+ * Not sorted: cvm_catalogue_sort after. 0 or negative (printed).
+ */
+int cvm_catalogue_add_dir(struct cvm_catalogue *cat, const char *dir);
+
 /* Adds the release(s) of one document (name is used in messages). */
 int cvm_catalogue_add_buf(struct cvm_catalogue *cat, const char *name,
 			  const char *buf, size_t len);

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "json.h"
 #include "manifest.h"
+#include "update.h"
 #include "out.h"
 #include "toolkit.h"
 #include "version.h"
@@ -66,7 +67,7 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 		platform = cvm_host_platform();
 	if (!platform)
 		return cvm_err(-CVM_E_NOTFOUND, "unknown host platform: give --platform");
-	r = cvm_catalogue_load(&cat, ctx->manifests);
+	r = cvm_update_catalogue(ctx, &cat);
 	if (r == 0)
 		r = cvm_catalogue_resolve(&cat, argv[optind], major, minor, platform, &rel, &b);
 	if (r < 0)

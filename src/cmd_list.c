@@ -12,6 +12,7 @@
 #include "fsutil.h"
 #include "json.h"
 #include "manifest.h"
+#include "update.h"
 #include "out.h"
 #include "record.h"
 #include "store.h"
@@ -131,7 +132,7 @@ static int list_available(struct cvm_ctx *ctx, int cuda_major, const char *platf
 	size_t shown = 0;
 	int r;
 
-	r = cvm_catalogue_load(&cat, ctx->manifests);
+	r = cvm_update_catalogue(ctx, &cat);
 	if (r < 0)
 		return r;
 	if (cvm_out.json) {

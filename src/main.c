@@ -75,6 +75,14 @@ static const struct command commands[] = {
 	  "  --platform P         linux-x86_64, linux-sbsa, windows-x86_64... (default: this host)\n"
 	  FETCH_OPTS,
 	  "cudnnvm fetch 9.1 --cuda 12.4" },
+	{ "update", cvm_cmd_update, CVM_CMD_WRITE | CVM_CMD_DRYRUN, "add the mirror's newer release manifests to the catalogue",
+	  "update [--offline] [--dry-run] [OPTIONS]",
+	  "  --offline            read nothing from the mirror: check STORE/catalogue\n"
+	  DRY_OPT FETCH_OPTS
+	  "Reads the mirror's folder listing, fetches each redistrib_X.Y.Z.json, checks it and\n"
+	  "keeps those that add releases in STORE/catalogue (install never fetches manifests).\n"
+	  "A manifest that changes an archive of a known release is refused (exit 3).\n",
+	  "cudnnvm --mirror file:///srv/cudnn update" },
 	{ "cache", cvm_cmd_cache, CVM_CMD_WRITE | CVM_CMD_HASH, "the downloaded archives: cache list | cache clean [--all]",
 	  "cache list | cache clean [--all]",
 	  "  --all                clean: remove every archive, not only those of installed versions\n",
