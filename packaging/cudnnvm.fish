@@ -135,6 +135,7 @@ complete -c cudnnvm -s v -l verbose -d 'more verbose'
 
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a install -d 'install a cuDNN release into the store'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a fetch -d 'download an archive into the cache only'
+complete -c cudnnvm -n __cudnnvm_needs_cmd -a mirror -d 'a mirror folder for air-gapped machines'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a update -d 'add the mirror\'s newer release manifests to the catalogue'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a cache -d 'the downloaded archives'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a list -d 'installed versions (--available: the catalogue)'
@@ -159,13 +160,13 @@ complete -c cudnnvm -n __cudnnvm_needs_cmd -a export -d 'write an installed vers
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a help -d 'help for a command'
 
 # --cuda: the CUDA versions of the toolkits found.
-complete -c cudnnvm -n '__cudnnvm_is install fetch list verify uninstall use current rollback history env exec adopt smoke export which prefix' \
+complete -c cudnnvm -n '__cudnnvm_is install fetch mirror list verify uninstall use current rollback history env exec adopt smoke export which prefix' \
     -l cuda -x -a '(__cudnnvm_cudas)' -d 'the CUDA toolkit X.Y'
-complete -c cudnnvm -n '__cudnnvm_is install fetch list uninstall' -l platform -x \
+complete -c cudnnvm -n '__cudnnvm_is install fetch mirror list uninstall' -l platform -x \
     -a 'linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-x86_64 windows-arm64' -d 'the platform'
-complete -c cudnnvm -n '__cudnnvm_is install fetch update' -l connect-timeout -x -d 'seconds to connect'
-complete -c cudnnvm -n '__cudnnvm_is install fetch update' -l low-speed-time -x -d 'seconds below the speed limit'
-complete -c cudnnvm -n '__cudnnvm_is install fetch update' -l retries -x -d 'download attempts'
+complete -c cudnnvm -n '__cudnnvm_is install fetch update mirror' -l connect-timeout -x -d 'seconds to connect'
+complete -c cudnnvm -n '__cudnnvm_is install fetch update mirror' -l low-speed-time -x -d 'seconds below the speed limit'
+complete -c cudnnvm -n '__cudnnvm_is install fetch update mirror' -l retries -x -d 'download attempts'
 
 # install, fetch: catalogue versions; --archive: files.
 complete -c cudnnvm -n '__cudnnvm_is install fetch; and __cudnnvm_first_arg' -a '(__cudnnvm_available)'
@@ -205,4 +206,4 @@ complete -c cudnnvm -n '__cudnnvm_is modulefiles' -l default -x -a '(__cudnnvm_i
 complete -c cudnnvm -n '__cudnnvm_is export; and __cudnnvm_first_arg' -a '(__cudnnvm_installed)'
 complete -c cudnnvm -n '__cudnnvm_is export' -l format -x -a 'tar tar.zst' -d 'the bundle format'
 complete -c cudnnvm -n '__cudnnvm_is local; and __cudnnvm_first_arg' -a '(__cudnnvm_installed)'
-complete -c cudnnvm -n '__cudnnvm_is help; and __cudnnvm_first_arg' -a 'install fetch update cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which prefix modulefiles'
+complete -c cudnnvm -n '__cudnnvm_is help; and __cudnnvm_first_arg' -a 'install fetch update mirror cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which prefix modulefiles'
