@@ -397,6 +397,9 @@ static void test_bad_docs(void)
 		  "\"sha256\": \"" SHA_A "\", \"size\": \"18446744073709551616\"}}}}" },
 		{ "platform not an object", DOC_HEAD "\"linux-x86_64\": \"oops\"}}" },
 		{ "platform with no builds", DOC_HEAD "\"linux-x86_64\": {}}}" },
+		{ "two builds for one CUDA variant (nested cuda12 and a flat _cuda12)", DOC_HEAD "\"linux-x86_64\": "
+		  "{\"cuda12\": " GOOD_BUILD ", \"relative_path\": \"a/x_cuda12-archive.tar.xz\", \"sha256\": \"" SHA_A "\"}}}" },
+		{ "cudnn_jit not an object", DOC_HEAD "\"linux-x86_64\": {\"cuda12\": " GOOD_BUILD "}}, \"cudnn_jit\": 5}" },
 		{ "cuda entry not an object", DOC_HEAD "\"linux-x86_64\": {\"cuda12\": [1]}}}" },
 		{ "unknown object in a platform", DOC_HEAD "\"linux-x86_64\": {\"cudaX\": " GOOD_BUILD "}}}" },
 		{ "platform name with a slash", DOC_HEAD "\"linux/x86_64\": {\"cuda12\": " GOOD_BUILD "}}}" },
