@@ -197,12 +197,29 @@ struct run {
 	char mirror[2048];
 	struct cvm_catalogue cat;	/* as it is before this update */
 	char staged[256];		/* STORE/.staging/catalogue.XXXXXX */
+	char tmp[4096];			/* or, in a dry run with no store yet, a temporary folder */
 	int sfd;
 	char **labels;
 	size_t nlabels;
 	struct got *got;
 	size_t ngot, gotcap;
 };
+
+/* Where the listing and manifests are fetched: staging, or in a dry run (which writes nothing to the store) a temporary folder. */
+static int stage(struct run *u)
+{
+	const char *t = getenv("TMPDIR");
+
+	if (!cvm_plan_dry(&u->ctx->plan))
+		return cvm_store_stage(&u->ctx->store, "catalogue", u->staged, sizeof(u->staged), &u->sfd);
+	if (!t || !*t)
+		t = getenv("TEMP");
+	if (cvm_fmt(u->tmp, sizeof(u->tmp), "%s/cudnnvm-update.XXXXXX", t && *t ? t : "/tmp") < 0 ||
+	    !mkdtemp(u->tmp) || (u->sfd = open(u->tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return cvm_err(-errno, "cannot create a temporary folder '%s': %s", cvm_safe(u->tmp),
+			       strerror(errno));
+	return 0;
+}
 
 /* Fetches into the staging folder and reads (at most max bytes): *buf is the caller's. */
 static int fetch_text(struct run *u, const char *url, const char *name, size_t max, char **buf,
@@ -422,7 +439,7 @@ int cvm_update(struct cvm_ctx *ctx, const struct cvm_update_opts *o)
 				  "URL", cvm_safe(u.mirror));
 	/* Fetched into staging (swept after a crash), kept only when all of them pass. */
 	if (r == 0)
-		r = cvm_store_stage(&ctx->store, "catalogue", u.staged, sizeof(u.staged), &u.sfd);
+		r = stage(&u);
 	if (r == 0)
 		r = read_listing(&u);
 	if (r == 0 && u.nlabels > 1)
@@ -438,10 +455,12 @@ int cvm_update(struct cvm_ctx *ctx, const struct cvm_update_opts *o)
 	if (r == 0)
 		r = report(&u);
 out:
-	if (u.sfd >= 0) {
+	if (u.sfd >= 0)
 		close(u.sfd);
+	if (u.staged[0])
 		(void)cvm_store_discard(&ctx->store, u.staged);
-	}
+	if (u.tmp[0])
+		(void)cvm_rm_rf_at(AT_FDCWD, u.tmp);
 	free(u.got);
 	cvm_strv_free(u.labels, u.nlabels);
 	cvm_catalogue_release(&u.cat);

@@ -128,7 +128,14 @@ cvm --mirror "file://$TEST_TMP/nowhere/" update --offline
 assert_rc 0 "update --offline"
 assert_out_contains "--offline: the mirror was not read; the catalogue has 48 releases (built in and /opt/cudnnvm/catalogue)" "--offline says the mirror was not read"
 
-# 10. a file:// folder as the mirror, on another root
+# 10. a dry run before there is a store: the manifests are read, nothing is written under the root
+new_root
+cvm --mirror "$URL" update --dry-run
+assert_rc 0 "update --dry-run with no store yet"
+assert_out_contains "new: cuDNN 9.30.0 (redistrib_9.30.0.json, 1 builds)" "the dry run with no store says what is new"
+assert_empty_or_absent "$ROOT" "nothing is written under the root"
+
+# 11. a file:// folder as the mirror, on another root
 new_root
 cvm --mirror "file://$MIR" update
 assert_rc 0 "update from a file:// folder"
