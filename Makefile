@@ -71,8 +71,8 @@ vpath %.c src lib compat
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
 COMMON_SRCS := $(addprefix lib/,activate.c alloc.c archive.c bundle.c cache.c ccgate.c config.c cudnn.c \
 	digest.c doctor.c entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c install.c \
-	journal.c json.c lock.c manifest.c modulefiles.c out.c plan.c procmap.c record.c release.c \
-	select.c smoke_conv.c smoke_verdict.c smokelog.c store.c toolkit.c trust.c version.c xz.c)
+	journal.c json.c lock.c manifest.c mirror.c modulefiles.c out.c plan.c procmap.c record.c release.c \
+	select.c smoke_conv.c smoke_verdict.c smokelog.c store.c toolkit.c trust.c update.c version.c xz.c)
 # Framework truth (frameworks.h): what a Python environment's frameworks need.
 COMMON_SRCS += lib/frameworks.c lib/frameworks_check.c
 LINUX_SRCS := compat/compat_posix.c $(addprefix lib/,activate_linux.c confine.c doctor_linux.c \

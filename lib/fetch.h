@@ -36,6 +36,8 @@ struct cvm_fetch_opts {
 	const struct cvm_fetch_hooks *hooks;	/* or NULL */
 	bool quiet_notfound;		/* a missing file (HTTP 404/410, no such file://) is
 					 * -CVM_E_NOTFOUND with no message: a probe */
+	uint64_t max_size;		/* of a file whose size is not known (a listing, a
+					 * manifest): more is -CVM_E_UNSAFE, said; 0: no limit */
 };
 
 /*
@@ -70,7 +72,8 @@ struct cvm_fetch_part {
 	int fd;
 	struct cvm_sha256 *sha;
 	uint64_t have;			/* bytes in the .part (hashed) */
-	int error;			/* -errno from a write */
+	int error;			/* -errno from a write; -EFBIG: past max */
+	uint64_t max;			/* cvm_fetch_opts.max_size */
 	struct cvm_progress pr;
 	const struct cvm_fetch_hooks *hooks;	/* never NULL */
 };

@@ -44,7 +44,7 @@ int cvm_fetch_restart(struct cvm_fetch_part *p)
 
 int cvm_fetch_data(struct cvm_fetch_part *p, const void *buf, size_t len)
 {
-	int r = cvm_write_all(p->fd, buf, len);
+	int r = p->max && p->have + len > p->max ? -EFBIG : cvm_write_all(p->fd, buf, len);
 
 	if (r == 0)
 		r = cvm_sha256_update(p->sha, buf, len);
@@ -247,6 +247,9 @@ static int fetch_once(struct fetch *f)
 		return r;
 	if (cvm_interrupted)
 		return stopped(&p->pr, f->url, p->have, f->part);
+	if (p->error == -EFBIG && p->max)
+		return cvm_err(-CVM_E_UNSAFE, "'%s' is larger than %llu bytes: refused", cvm_safe(f->url),
+			       (unsigned long long)p->max);
 	if (p->error)
 		return cvm_err(p->error, "cannot write '%s' in the cache: %s", f->part,
 			       cvm_strerror(-p->error));
@@ -278,7 +281,7 @@ int cvm_fetch(const char *url, int dirfd, const char *name, uint64_t size, const
 	      const struct cvm_fetch_opts *o)
 {
 	struct fetch f = {
-		.p = { .fd = -1, .hooks = o->hooks ? o->hooks : &no_hooks },
+		.p = { .fd = -1, .hooks = o->hooks ? o->hooks : &no_hooks, .max = o->max_size },
 		.url = url, .name = name, .dirfd = dirfd, .size = size, .o = o,
 		.tries = o->retries >= 0 ? o->retries : 4, .delay_ms = 500,
 	};

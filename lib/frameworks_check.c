@@ -26,6 +26,7 @@
 #include "select.h"
 #include "store.h"
 #include "toolkit.h"
+#include "update.h"
 
 #define SHEBANG_MAX 512
 
@@ -534,7 +535,8 @@ int cvm_frameworks_release(struct cvm_ctx *ctx, const char *python, int cuda_maj
 		cuda_major = tk.major;
 		cvm_toolkit_release(&tk);
 	}
-	r = cvm_catalogue_load(&cat, ctx->manifests);
+	/* Built-in, then what update kept in the store, then --manifests: as install resolves. */
+	r = cvm_update_catalogue(ctx, &cat);
 	if (r < 0)
 		return r;
 	v = calloc(cat.n + 1, sizeof(*v));

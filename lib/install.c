@@ -31,6 +31,7 @@
 #include "journal.h"
 #include "json.h"
 #include "manifest.h"
+#include "update.h"
 #include "modulefiles.h"
 #include "out.h"
 #include "plan.h"
@@ -74,8 +75,10 @@ int cvm_install_check(struct cvm_install *in)
 					     cvm_safe(in->sha256));
 		cvm_hex_encode(bin, sizeof(bin), in->want_sha);
 	}
+	if (in->cuda && cvm_cuda_arg("install", in->cuda, &in->cuda_major) < 0)
+		return -CVM_E_USAGE;
 	if (in->cuda)
-		return cvm_cuda_arg("install", in->cuda, &in->cuda_major);
+		(void)cvm_cuda_parse(in->cuda, &in->cuda_major, &in->cuda_minor);
 	return 0;
 }
 
@@ -91,6 +94,7 @@ static int cuda_major(struct cvm_ctx *ctx, struct cvm_install *in)
 	if (r < 0)
 		return r;
 	in->cuda_major = tk.major;
+	in->cuda_minor = tk.minor;
 	cvm_verbose("using CUDA %d.%d of %s", tk.major, tk.minor, tk.display);
 	cvm_toolkit_release(&tk);
 	return 0;
@@ -156,6 +160,12 @@ static int identify(struct cvm_install *in)
 			return cvm_err(-CVM_E_LAYOUT, "'%s' is built for %s, not %s",
 				       cvm_safe(in->archive), cvm_safe(in->top_platform),
 				       cvm_safe(in->platform));
+		/* Installed, it would be a version no other command of this host finds. */
+		if (!in->platform && cvm_host_platform() && strcmp(cvm_host_platform(), in->top_platform))
+			return cvm_err(-CVM_E_LAYOUT, "'%s' is built for %s, not this host's %s "
+				       "(to keep it for such a machine, give --platform %s)",
+				       cvm_safe(in->archive), cvm_safe(in->top_platform),
+				       cvm_host_platform(), cvm_safe(in->top_platform));
 		in->platform = in->top_platform;
 		snprintf(in->version, sizeof(in->version), "%s", in->top_version);
 	} else {
@@ -676,16 +686,17 @@ static int resolve(struct cvm_ctx *ctx, struct cvm_install *in, struct cvm_catal
 	char got[CVM_SHA256_HEX];
 	int r;
 
-	r = cvm_catalogue_load(cat, ctx->manifests);
+	r = cvm_update_catalogue(ctx, cat);
 	if (r < 0)
 		return r;
-	r = cvm_catalogue_resolve(cat, in->spec, in->cuda_major, in->platform, &in->rel, &in->build);
+	r = cvm_catalogue_resolve(cat, in->spec, in->cuda_major, in->cuda_minor, in->platform,
+				  &in->rel, &in->build);
 	if (r < 0)
 		return r;
 	snprintf(in->want_sha, sizeof(in->want_sha), "%s", in->build->sha256);
 	snprintf(in->version, sizeof(in->version), "%s", in->build->version_str);
 	snprintf(in->release, sizeof(in->release), "%s", in->rel->label);
-	r = cvm_store_id(in->id, sizeof(in->id), in->version, in->cuda_major, in->platform);
+	r = cvm_build_id(in->build, in->id, sizeof(in->id));
 	if (r < 0)
 		return r;
 	cvm_verbose("%s resolves to %s (%s, %s)", in->spec, in->id, in->build->file_name,
@@ -1087,6 +1098,7 @@ static int write_record(struct install_run *run)
 	rec->release = in->release;
 	rec->platform = (char *)in->platform;
 	rec->cuda_major = in->cuda_major;
+	rec->cuda_variant = in->build ? (char *)in->build->cuda_variant : NULL;
 	rec->archive = (char *)base_name(in->archive);
 	rec->relative_path = in->build ? in->build->relative_path : NULL;
 	rec->manifest = in->rel ? in->rel->source : NULL;

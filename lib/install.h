@@ -41,6 +41,7 @@ struct cvm_install {
 	bool verified;			/* the descriptor was hashed already (download, cache check) */
 	char cache_path[4096];
 	int cuda_major;
+	int cuda_minor;			/* the toolkit's (picks cuda13.4 over cuda13); -1: not known */
 	const struct cvm_release *rel;	/* what the archive must be */
 	const struct cvm_build *build;
 	char want_sha[CVM_SHA256_HEX];

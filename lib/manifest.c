@@ -42,6 +42,7 @@ struct doc {
 	struct cvm_release *rel;	/* being filled */
 	struct cvm_version fallback;	/* cudnn.version, else the label */
 	int variant_major;		/* the only cuda_variant, or -1 */
+	bool jit;			/* reading cudnn_jit rather than cudnn */
 };
 
 static int bad(const char *file, const char *key, const char *fmt, ...)
@@ -229,18 +230,25 @@ static int version_from_name(const char *name, struct cvm_version *v)
 	return -1;
 }
 
-/* "..._cuda13.4-archive.zip" → 13, or -1. */
-static int cuda_from_name(const char *name)
+/* "..._cuda13.4-archive.zip" → 13 and *minor 4 ("_cuda13-": -1), or -1. */
+static int cuda_from_name(const char *name, int *minor)
 {
 	const char *p = name;
-	int major, n;
+	int major, n, m;
 
 	while ((p = strstr(p, "_cuda"))) {
 		p += 5;
 		for (major = 0, n = 0; p[n] >= '0' && p[n] <= '9' && n < 3; n++)
 			major = major * 10 + (p[n] - '0');
-		if (n && major > 0 && !(p[n] >= '0' && p[n] <= '9'))
-			return major;
+		if (!n || major <= 0 || (p[n] >= '0' && p[n] <= '9'))
+			continue;
+		*minor = -1;
+		if (p[n] == '.' && p[n + 1] >= '0' && p[n + 1] <= '9') {
+			for (m = 0, n++; p[n] >= '0' && p[n] <= '9' && m < 100; n++)
+				m = m * 10 + (p[n] - '0');
+			*minor = m;
+		}
+		return major;
 	}
 	return -1;
 }
@@ -263,19 +271,27 @@ static bool cuda_key(const char *k, int *major)
 	return true;
 }
 
-static int add_build(struct cvm_release *rel, struct cvm_build *b)
+static int add_build(struct doc *d, const char *key, struct cvm_build *b)
 {
-	int r = CVM_GROW(rel->builds, rel->nbuilds + 1, rel->builds_cap);
+	struct cvm_release *rel = d->rel;
+	int r;
 
+	/* Two archives for one (component, platform, variant): which one install takes would be chance. */
+	for (size_t i = 0; i < rel->nbuilds; i++)
+		if (rel->builds[i].jit == b->jit && !strcmp(rel->builds[i].platform, b->platform) &&
+		    !strcmp(rel->builds[i].cuda_variant, b->cuda_variant))
+			return bad(d->file, key, "a second build for CUDA %s on %s", b->cuda_variant,
+				   cvm_safe(b->platform));
+	r = CVM_GROW(rel->builds, rel->nbuilds + 1, rel->builds_cap);
 	if (r < 0)
-		return r;
+		return nomem();
 	rel->builds[rel->nbuilds++] = *b;
 	return 0;
 }
 
 /* Reads one {relative_path, sha256, md5, size} object at key. */
 static int parse_build(struct doc *d, const char *key, const cvm_json *obj,
-		       const char *platform, int cuda_major)
+		       const char *platform, int cuda_major, int cuda_minor)
 {
 	struct cvm_build b;
 	char k[KEY_MAX], vs[32];
@@ -323,6 +339,12 @@ static int parse_build(struct doc *d, const char *key, const cvm_json *obj,
 	}
 
 	b.cuda_major = cuda_major;
+	b.cuda_minor = cuda_minor;
+	b.jit = d->jit;
+	if (cuda_minor >= 0)
+		snprintf(b.cuda_variant, sizeof(b.cuda_variant), "%d.%d", cuda_major, cuda_minor);
+	else
+		snprintf(b.cuda_variant, sizeof(b.cuda_variant), "%d", cuda_major);
 	/* Cannot fail: 4 parts of at most 6 digits. */
 	cvm_version_format(&b.version, b.version_str, sizeof(b.version_str));
 	b.platform = strdup(platform);
@@ -332,9 +354,7 @@ static int parse_build(struct doc *d, const char *key, const cvm_json *obj,
 		r = nomem();
 		goto out;
 	}
-	r = add_build(d->rel, &b);
-	if (r < 0)
-		r = nomem();
+	r = add_build(d, key, &b);
 out:
 	if (r < 0)
 		build_free(&b);
@@ -350,7 +370,7 @@ static int parse_platform(struct doc *d, const char *base, const char *pkey,
 	const cvm_json *v;
 	const char *path, *slash;
 	void *it;
-	int major, r;
+	int major, minor = -1, r;
 
 	key_join(k, sizeof(k), base, pkey);
 	if (!platform_name_ok(pkey))
@@ -363,7 +383,7 @@ static int parse_platform(struct doc *d, const char *base, const char *pkey,
 		if (cuda_key(ck, &major)) {
 			if (!cvm_json_is_object(v))
 				return bad(d->file, k2, "expected an object");
-			r = parse_build(d, k2, v, pkey, major);
+			r = parse_build(d, k2, v, pkey, major, -1);
 			if (r < 0)
 				return r;
 		} else if (cvm_json_is_object(v)) {
@@ -384,13 +404,13 @@ static int parse_platform(struct doc *d, const char *base, const char *pkey,
 			return bad(d->file, k2, "expected a string");
 		}
 		slash = strrchr(path, '/');
-		major = cuda_from_name(slash ? slash + 1 : path);
+		major = cuda_from_name(slash ? slash + 1 : path, &minor);
 		if (major < 0)
 			major = d->variant_major;
 		if (major < 0)
 			return bad(d->file, k, "cannot tell which CUDA major '%s' is for",
 				   cvm_safe(path));
-		r = parse_build(d, k, pobj, pkey, major);
+		r = parse_build(d, k, pobj, pkey, major, minor);
 		if (r < 0)
 			return r;
 	}
@@ -430,6 +450,64 @@ static int parse_variants(struct doc *d, const char *base, const cvm_json *cv)
 	return 0;
 }
 
+/* Reads the component comp ("cudnn", "cudnn_jit") of a release document: its builds into d->rel. */
+static int parse_component(struct doc *d, const char *prefix, const cvm_json *doc, const char *comp)
+{
+	char k[KEY_MAX], base[KEY_MAX], vs[32];
+	const cvm_json *v, *cudnn;
+	const char *ver;
+	size_t before = d->rel->nbuilds;
+	void *it;
+	int r;
+
+	key_join(base, sizeof(base), prefix, comp);
+	cudnn = cvm_json_get(doc, comp);
+	if (!cvm_json_is_object(cudnn))
+		return bad(d->file, base, cudnn ? "expected an object" : "missing");
+
+	/* The fallback for builds whose file name carries no full version. */
+	d->fallback = d->rel->label_v;
+	v = cvm_json_get(cudnn, "version");
+	if (v) {
+		key_join(k, sizeof(k), base, "version");
+		ver = cvm_json_str(v);
+		if (!ver || cvm_version_parse(ver, &d->fallback) < 0)
+			return bad(d->file, k, "expected a version such as 9.1.0.70");
+		if (!cvm_version_matches(&d->rel->label_v, &d->fallback)) {
+			cvm_version_format(&d->fallback, vs, sizeof(vs));
+			return bad(d->file, k, "version %s is not of release %s", vs,
+				   cvm_safe(d->rel->label));
+		}
+	}
+	v = cvm_json_get(cudnn, "cuda_variant");
+	if (v) {
+		r = parse_variants(d, base, v);
+		if (r < 0)
+			return r;
+	}
+
+	for (it = cvm_json_iter(cudnn); it; it = cvm_json_iter_next(cudnn, it)) {
+		const char *pk = cvm_json_iter_key(it);
+
+		if (is_meta_key(pk))
+			continue;
+		v = cvm_json_iter_value(it);
+		/* Fields NVIDIA may add later are no error; a platform that is no object is. */
+		if (!cvm_json_is_object(v) && strncmp(pk, "linux-", 6) && strncmp(pk, "windows-", 8))
+			continue;
+		if (!cvm_json_is_object(v)) {
+			key_join(k, sizeof(k), base, pk);
+			return bad(d->file, k, "expected a platform object");
+		}
+		r = parse_platform(d, base, pk, v);
+		if (r < 0)
+			return r;
+	}
+	if (d->rel->nbuilds == before)
+		return bad(d->file, base, "no platform entries");
+	return 0;
+}
+
 /*
  * Reads one release document into *rel (cleared first, freed on failure).
  * prefix is the key it sits under in a document of several releases ("" for
@@ -439,11 +517,10 @@ static int parse_release(const char *file, const char *prefix, const char *membe
 			 const cvm_json *doc, struct cvm_release *rel)
 {
 	struct doc d = { .file = file, .rel = rel, .variant_major = -1 };
-	char k[KEY_MAX], base[KEY_MAX], vs[32];
-	const cvm_json *v, *cudnn;
-	const char *label, *date, *ver;
+	char k[KEY_MAX];
+	const cvm_json *v;
+	const char *label, *date;
 	size_t i;
-	void *it;
 	int r;
 
 	memset(rel, 0, sizeof(*rel));
@@ -490,58 +567,15 @@ static int parse_release(const char *file, const char *prefix, const char *membe
 		}
 	}
 
-	key_join(base, sizeof(base), prefix, "cudnn");
-	cudnn = cvm_json_get(doc, "cudnn");
-	if (!cvm_json_is_object(cudnn)) {
-		r = bad(file, base, cudnn ? "expected an object" : "missing");
+	r = parse_component(&d, prefix, doc, "cudnn");
+	/* The Graph JIT library (9.12 on): its own archives, listed and mirrored, never installed as cudnn. */
+	if (r == 0 && cvm_json_get(doc, "cudnn_jit")) {
+		d.jit = true;
+		d.variant_major = -1;
+		r = parse_component(&d, prefix, doc, "cudnn_jit");
+	}
+	if (r < 0)
 		goto out;
-	}
-
-	/* The fallback for builds whose file name carries no full version. */
-	d.fallback = rel->label_v;
-	v = cvm_json_get(cudnn, "version");
-	if (v) {
-		key_join(k, sizeof(k), base, "version");
-		ver = cvm_json_str(v);
-		if (!ver || cvm_version_parse(ver, &d.fallback) < 0) {
-			r = bad(file, k, "expected a version such as 9.1.0.70");
-			goto out;
-		}
-		if (!cvm_version_matches(&rel->label_v, &d.fallback)) {
-			cvm_version_format(&d.fallback, vs, sizeof(vs));
-			r = bad(file, k, "version %s is not of release %s", vs, cvm_safe(label));
-			goto out;
-		}
-	}
-	v = cvm_json_get(cudnn, "cuda_variant");
-	if (v) {
-		r = parse_variants(&d, base, v);
-		if (r < 0)
-			goto out;
-	}
-
-	for (it = cvm_json_iter(cudnn); it; it = cvm_json_iter_next(cudnn, it)) {
-		const char *pk = cvm_json_iter_key(it);
-
-		if (is_meta_key(pk))
-			continue;
-		v = cvm_json_iter_value(it);
-		/* Fields NVIDIA may add later are no error; a platform that is no object is. */
-		if (!cvm_json_is_object(v) && strncmp(pk, "linux-", 6) && strncmp(pk, "windows-", 8))
-			continue;
-		if (!cvm_json_is_object(v)) {
-			key_join(k, sizeof(k), base, pk);
-			r = bad(file, k, "expected a platform object");
-			goto out;
-		}
-		r = parse_platform(&d, base, pk, v);
-		if (r < 0)
-			goto out;
-	}
-	if (!rel->nbuilds) {
-		r = bad(file, base, "no platform entries");
-		goto out;
-	}
 	/* Without a size an archive can only be judged after hashing all of it. */
 	for (i = 0; i < rel->nbuilds; i++)
 		if (!rel->builds[i].has_size)
@@ -768,7 +802,7 @@ out:
 	return r;
 }
 
-static int load_dir(struct cvm_catalogue *cat, const char *dir)
+int cvm_catalogue_add_dir(struct cvm_catalogue *cat, const char *dir)
 {
 	char **names = NULL, path[4096], *buf = NULL;
 	size_t n = 0, cap = 0, i, len = 0;
@@ -846,7 +880,7 @@ int cvm_catalogue_load(struct cvm_catalogue *cat, const char *extra_dir)
 			goto out;
 	}
 	if (extra_dir)
-		r = load_dir(cat, extra_dir);
+		r = cvm_catalogue_add_dir(cat, extra_dir);
 out:
 	if (r < 0)
 		cvm_catalogue_release(cat);
@@ -855,10 +889,12 @@ out:
 	return r;
 }
 
-/* A 4-part spec names a build; shorter ones name releases by label. */
+/* A 4-part spec names a build; shorter ones name releases by label. cudnn_jit is never a fit. */
 static bool build_fits(const struct cvm_build *b, const struct cvm_version *want,
 		       int cuda_major, const char *platform)
 {
+	if (b->jit)
+		return false;
 	if (want->n == 4 && cvm_version_cmp(&b->version, want))
 		return false;
 	if (cuda_major >= 0 && b->cuda_major != cuda_major)
@@ -951,13 +987,39 @@ static int no_match(const struct cvm_catalogue *cat, const char *spec)
 		       cvm_safe(spec), list);
 }
 
+/*
+ * Of r's builds that fit, the one for the newest variant the toolkit takes:
+ * "cuda13" for any 13.x, "cuda13.4" only from 13.4 on (NVIDIA builds it
+ * with 13.4). NULL when none.
+ */
+static const struct cvm_build *best_variant(const struct cvm_release *r, const struct cvm_version *want,
+					    int cuda_major, int cuda_minor, const char *platform)
+{
+	const struct cvm_build *best = NULL;
+
+	for (size_t j = 0; j < r->nbuilds; j++) {
+		const struct cvm_build *b = &r->builds[j];
+
+		if (!build_fits(b, want, cuda_major, platform) || b->cuda_minor > cuda_minor)
+			continue;
+		if (!best || b->cuda_minor > best->cuda_minor)
+			best = b;
+	}
+	return best;
+}
+
+int cvm_build_id(const struct cvm_build *b, char *buf, size_t len)
+{
+	return cvm_fmt(buf, len, "%s-cuda%s-%s", b->version_str, b->cuda_variant, b->platform);
+}
+
 int cvm_catalogue_resolve(const struct cvm_catalogue *cat, const char *spec,
-			  int cuda_major, const char *platform,
+			  int cuda_major, int cuda_minor, const char *platform,
 			  const struct cvm_release **rel, const struct cvm_build **build)
 {
 	const struct cvm_release *first = NULL;
 	struct cvm_version want;
-	size_t i, j;
+	size_t i;
 
 	if (cvm_version_parse(spec, &want) < 0)
 		return cvm_err(-CVM_E_VERSION,
@@ -976,12 +1038,10 @@ int cvm_catalogue_resolve(const struct cvm_catalogue *cat, const char *spec,
 			continue;
 		if (!first)
 			first = r;
-		for (j = 0; j < r->nbuilds; j++) {
-			if (build_fits(&r->builds[j], &want, cuda_major, platform)) {
-				*rel = r;
-				*build = &r->builds[j];
-				return 0;
-			}
+		*build = best_variant(r, &want, cuda_major, cuda_minor, platform);
+		if (*build) {
+			*rel = r;
+			return 0;
 		}
 	}
 	if (!first)
@@ -995,10 +1055,27 @@ const struct cvm_build *cvm_release_build(const struct cvm_release *rel,
 	size_t i;
 
 	for (i = 0; i < rel->nbuilds; i++)
-		if (rel->builds[i].cuda_major == cuda_major &&
-		    !strcmp(rel->builds[i].platform, platform))
+		if (rel->builds[i].cuda_major == cuda_major && rel->builds[i].cuda_minor < 0 &&
+		    !rel->builds[i].jit && !strcmp(rel->builds[i].platform, platform))
 			return &rel->builds[i];
 	return NULL;
+}
+
+static const char *host_root = "";
+
+void cvm_host_root(const char *root)
+{
+	host_root = root ? root : "";
+}
+
+/* L4T writes /etc/nv_tegra_release on every Jetson; servers (sbsa) have none. */
+static bool is_jetson(void)
+{
+	char path[4096];
+	struct stat st;
+
+	return cvm_fmt(path, sizeof(path), "%s/etc/nv_tegra_release", host_root) == 0 &&
+	       stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 const char *cvm_host_platform(void)
@@ -1009,10 +1086,15 @@ const char *cvm_host_platform(void)
 		return "windows-x86_64";
 	if (cvm_machine(m, sizeof(m)) < 0)
 		return NULL;
+#ifdef CVM_FAULT_INJECTION
+	/* Test builds only: another machine's uname (an aarch64 server, a Jetson) on this one. */
+	if (getenv("CUDNNVM_TEST_MACHINE"))
+		snprintf(m, sizeof(m), "%s", getenv("CUDNNVM_TEST_MACHINE"));
+#endif
 	if (!strcmp(m, "x86_64"))
 		return "linux-x86_64";
-	/* Jetson boards are aarch64 too but cannot be told apart here; sbsa is the server port. */
+	/* Jetson boards (linux-aarch64, 9.12-9.20) and servers (linux-sbsa) are both aarch64. */
 	if (!strcmp(m, "aarch64"))
-		return "linux-sbsa";
+		return is_jetson() ? "linux-aarch64" : "linux-sbsa";
 	return NULL;
 }

@@ -83,6 +83,7 @@ int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_fil
 	e |= set_str(o, "release", r->release);
 	e |= cvm_json_set(o, "cuda_major", cvm_json_integer(r->cuda_major));
 	e |= set_str(o, "platform", r->platform);
+	e |= set_str(o, "cuda_variant", r->cuda_variant);
 	e |= cvm_json_set(o, "cudnn_version", cvm_json_integer((int64_t)r->cudnn_version));
 	e |= set_str(o, "library", r->library);
 	e |= set_str(o, "archive", r->archive);
@@ -181,6 +182,7 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 	r->version = dup_str(o, "version");
 	r->release = dup_str(o, "release");
 	r->platform = dup_str(o, "platform");
+	r->cuda_variant = dup_str(o, "cuda_variant");
 	r->archive = dup_str(o, "archive");
 	r->relative_path = dup_str(o, "relative_path");
 	r->manifest = dup_str(o, "manifest");
@@ -264,6 +266,7 @@ void cvm_record_release(struct cvm_record *r)
 	free(r->version);
 	free(r->release);
 	free(r->platform);
+	free(r->cuda_variant);
 	free(r->archive);
 	free(r->relative_path);
 	free(r->manifest);

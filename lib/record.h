@@ -19,6 +19,7 @@
 struct cvm_record {
 	char *id, *version, *release, *platform;
 	int cuda_major;
+	char *cuda_variant;		/* NVIDIA's name of the build's CUDA ("13", "13.4"), or NULL */
 	char *archive;			/* file name of the archive */
 	char *relative_path;		/* manifest path, or NULL */
 	char *manifest;			/* manifest file it was resolved from, or NULL */

@@ -738,6 +738,10 @@ int cvm_store_parse_id(const char *id, char *version, size_t vlen, int *cuda_maj
 	if (!c || (size_t)(c - id) >= vlen)
 		return -CVM_E_VERSION;
 	m = strtol(c + 5, &end, 10);
+	/* NVIDIA's "cuda13.4" variant (a build for 13.4 and later) is of major 13. */
+	if (end != c + 5 && *end == '.' && end[1] >= '0' && end[1] <= '9')
+		for (end++; *end >= '0' && *end <= '9';)
+			end++;
 	if (end == c + 5 || *end != '-' || m <= 0 || m > 99)
 		return -CVM_E_VERSION;
 	dash = end + 1;

@@ -4,7 +4,7 @@
 # (with the --root/--store/--manifests/--user given on the line), through its
 # --json output.
 
-_cudnnvm_commands="install fetch cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which ps prefix modulefiles help"
+_cudnnvm_commands="install fetch update mirror cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which ps prefix modulefiles help"
 _cudnnvm_globals="--root --store --manifests --mirror --user --no-wait --lock-timeout --json --quiet --verbose -q -v --help --version"
 _cudnnvm_platforms="linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-x86_64 windows-arm64"
 
@@ -14,6 +14,8 @@ _cudnnvm_options() {
 	case $1 in
 	install) o="--cuda --archive --bundle --prefer-bundles --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use --for --dry-run" ;;
 	fetch) o="--cuda --platform --connect-timeout --low-speed-time --retries" ;;
+	mirror) o="--cuda --platform --connect-timeout --low-speed-time --retries" ;;
+	update) o="--offline --dry-run --connect-timeout --low-speed-time --retries" ;;
 	cache) o="--all" ;;
 	list) o="--available --cuda --platform" ;;
 	uninstall) o="--cuda --platform --force --dry-run" ;;

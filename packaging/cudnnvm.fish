@@ -135,6 +135,8 @@ complete -c cudnnvm -s v -l verbose -d 'more verbose'
 
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a install -d 'install a cuDNN release into the store'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a fetch -d 'download an archive into the cache only'
+complete -c cudnnvm -n __cudnnvm_needs_cmd -a mirror -d 'a mirror folder for air-gapped machines'
+complete -c cudnnvm -n __cudnnvm_needs_cmd -a update -d 'add the mirror\'s newer release manifests to the catalogue'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a cache -d 'the downloaded archives'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a list -d 'installed versions (--available: the catalogue)'
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a verify -d 're-hash installed files against their record'
@@ -158,13 +160,13 @@ complete -c cudnnvm -n __cudnnvm_needs_cmd -a export -d 'write an installed vers
 complete -c cudnnvm -n __cudnnvm_needs_cmd -a help -d 'help for a command'
 
 # --cuda: the CUDA versions of the toolkits found.
-complete -c cudnnvm -n '__cudnnvm_is install fetch list verify uninstall use current rollback history env exec adopt smoke export which prefix' \
+complete -c cudnnvm -n '__cudnnvm_is install fetch mirror list verify uninstall use current rollback history env exec adopt smoke export which prefix' \
     -l cuda -x -a '(__cudnnvm_cudas)' -d 'the CUDA toolkit X.Y'
-complete -c cudnnvm -n '__cudnnvm_is install fetch list uninstall' -l platform -x \
+complete -c cudnnvm -n '__cudnnvm_is install fetch mirror list uninstall' -l platform -x \
     -a 'linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-x86_64 windows-arm64' -d 'the platform'
-complete -c cudnnvm -n '__cudnnvm_is install fetch' -l connect-timeout -x -d 'seconds to connect'
-complete -c cudnnvm -n '__cudnnvm_is install fetch' -l low-speed-time -x -d 'seconds below the speed limit'
-complete -c cudnnvm -n '__cudnnvm_is install fetch' -l retries -x -d 'download attempts'
+complete -c cudnnvm -n '__cudnnvm_is install fetch update mirror' -l connect-timeout -x -d 'seconds to connect'
+complete -c cudnnvm -n '__cudnnvm_is install fetch update mirror' -l low-speed-time -x -d 'seconds below the speed limit'
+complete -c cudnnvm -n '__cudnnvm_is install fetch update mirror' -l retries -x -d 'download attempts'
 
 # install, fetch: catalogue versions; --archive: files.
 complete -c cudnnvm -n '__cudnnvm_is install fetch; and __cudnnvm_first_arg' -a '(__cudnnvm_available)'
@@ -175,7 +177,7 @@ complete -c cudnnvm -n '__cudnnvm_is install' -l sha256 -x -d "the archive's SHA
 complete -c cudnnvm -n '__cudnnvm_is install' -l force -d 'reinstall an installed version'
 complete -c cudnnvm -n '__cudnnvm_is install' -l jobs -x -d 'decoder threads'
 complete -c cudnnvm -n '__cudnnvm_is install' -l verify-first -d 'hash the whole archive before decoding'
-complete -c cudnnvm -n '__cudnnvm_is install' -l offline -d 'never touch the network'
+complete -c cudnnvm -n '__cudnnvm_is install update' -l offline -d 'never touch the network'
 complete -c cudnnvm -n '__cudnnvm_is install' -l use -d 'activate it afterwards'
 complete -c cudnnvm -n '__cudnnvm_is install use' -l for -r -F -d "the version a Python environment's frameworks take"
 complete -c cudnnvm -n '__cudnnvm_is doctor' -l python -r -F -d 'a Python environment to check'
@@ -190,7 +192,7 @@ complete -c cudnnvm -n '__cudnnvm_is use uninstall env exec prefix verify; and _
 complete -c cudnnvm -n '__cudnnvm_is uninstall' -l force -d 'even while active or mapped'
 complete -c cudnnvm -n '__cudnnvm_is use rollback' -l no-smoke -d 'skip the smoke test'
 complete -c cudnnvm -n '__cudnnvm_is use rollback adopt' -l no-ldconfig -d 'do not run ldconfig'
-complete -c cudnnvm -n '__cudnnvm_is install use rollback uninstall adopt' -l dry-run -d 'print every change, make none'
+complete -c cudnnvm -n '__cudnnvm_is install use rollback uninstall adopt update' -l dry-run -d 'print every change, make none'
 complete -c cudnnvm -n '__cudnnvm_is env' -l shell -x -a 'sh bash zsh fish pwsh' -d 'the shell syntax'
 complete -c cudnnvm -n '__cudnnvm_is exec; and contains -- -- (commandline -opc)' -a '(__fish_complete_subcommand --fcs-skip=4)'
 complete -c cudnnvm -n '__cudnnvm_is smoke' -l no-gpu -d 'the loader part only'
@@ -206,4 +208,4 @@ complete -c cudnnvm -n '__cudnnvm_is modulefiles' -l default -x -a '(__cudnnvm_i
 complete -c cudnnvm -n '__cudnnvm_is export; and __cudnnvm_first_arg' -a '(__cudnnvm_installed)'
 complete -c cudnnvm -n '__cudnnvm_is export' -l format -x -a 'tar tar.zst' -d 'the bundle format'
 complete -c cudnnvm -n '__cudnnvm_is local; and __cudnnvm_first_arg' -a '(__cudnnvm_installed)'
-complete -c cudnnvm -n '__cudnnvm_is help; and __cudnnvm_first_arg' -a 'install fetch cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which prefix modulefiles'
+complete -c cudnnvm -n '__cudnnvm_is help; and __cudnnvm_first_arg' -a 'install fetch update mirror cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which prefix modulefiles'

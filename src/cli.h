@@ -35,6 +35,8 @@ int cvm_cmd_adopt(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_smoke(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_doctor(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_update(struct cvm_ctx *ctx, int argc, char **argv);
+int cvm_cmd_mirror(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_cache(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_export(struct cvm_ctx *ctx, int argc, char **argv);
 int cvm_cmd_which(struct cvm_ctx *ctx, int argc, char **argv);

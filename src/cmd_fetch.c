@@ -11,6 +11,7 @@
 #include "error.h"
 #include "json.h"
 #include "manifest.h"
+#include "update.h"
 #include "out.h"
 #include "toolkit.h"
 #include "version.h"
@@ -32,7 +33,7 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 	const struct cvm_build *b = NULL;
 	const char *cuda = NULL, *platform = NULL;
 	char path[PATH_MAX];
-	int c, r, major = 0, fd = -1;
+	int c, r, major = 0, minor = -1, fd = -1;
 	bool verified;
 
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
@@ -61,13 +62,14 @@ int cvm_cmd_fetch(struct cvm_ctx *ctx, int argc, char **argv)
 	r = cvm_cuda_arg("fetch", cuda, &major);
 	if (r < 0)
 		return r;
+	(void)cvm_cuda_parse(cuda, &major, &minor);
 	if (!platform)
 		platform = cvm_host_platform();
 	if (!platform)
 		return cvm_err(-CVM_E_NOTFOUND, "unknown host platform: give --platform");
-	r = cvm_catalogue_load(&cat, ctx->manifests);
+	r = cvm_update_catalogue(ctx, &cat);
 	if (r == 0)
-		r = cvm_catalogue_resolve(&cat, argv[optind], major, platform, &rel, &b);
+		r = cvm_catalogue_resolve(&cat, argv[optind], major, minor, platform, &rel, &b);
 	if (r < 0)
 		goto out;
 	fd = cvm_cache_open(ctx, b, false, false, &fo, path, sizeof(path), &verified);

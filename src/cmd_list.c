@@ -12,6 +12,7 @@
 #include "fsutil.h"
 #include "json.h"
 #include "manifest.h"
+#include "update.h"
 #include "out.h"
 #include "record.h"
 #include "store.h"
@@ -131,7 +132,7 @@ static int list_available(struct cvm_ctx *ctx, int cuda_major, const char *platf
 	size_t shown = 0;
 	int r;
 
-	r = cvm_catalogue_load(&cat, ctx->manifests);
+	r = cvm_update_catalogue(ctx, &cat);
 	if (r < 0)
 		return r;
 	if (cvm_out.json) {
@@ -149,10 +150,8 @@ static int list_available(struct cvm_ctx *ctx, int cuda_major, const char *platf
 			bool installed;
 			if (strcmp(b->platform, platform) || (cuda_major && b->cuda_major != cuda_major))
 				continue;
-			installed = ctx->store_open &&
-				    cvm_store_id(id, sizeof(id), b->version_str, b->cuda_major,
-						 b->platform) == 0 &&
-				    cvm_store_has(&ctx->store, id);
+			installed = ctx->store_open && !b->jit &&
+				    cvm_build_id(b, id, sizeof(id)) == 0 && cvm_store_has(&ctx->store, id);
 			shown++;
 			if (!cvm_out.json) {
 				char size[32] = "-";
@@ -161,9 +160,11 @@ static int list_available(struct cvm_ctx *ctx, int cuda_major, const char *platf
 				if (shown == 1)
 					cvm_print("%-8s %-12s %-5s %-10s %-8s %s", "RELEASE", "VERSION",
 						 "CUDA", "DATE", "SIZE", "");
-				cvm_print("%-8s %-12s %-5d %-10s %-8s %s", rel->label, b->version_str,
-					 b->cuda_major, rel->release_date ? rel->release_date : "-",
-					 size, installed ? "installed" : "");
+				/* cudnn_jit is a separate library (its archive holds no libcudnn): said, not installable. */
+				cvm_print("%-8s %-12s %-5s %-10s %-8s %s", rel->label, b->version_str,
+					 b->cuda_variant, rel->release_date ? rel->release_date : "-",
+					 size, b->jit ? "cudnn_jit (Graph JIT library)" :
+					 installed ? "installed" : "");
 				continue;
 			}
 			cvm_json *o = cvm_json_object();
@@ -174,6 +175,8 @@ static int list_available(struct cvm_ctx *ctx, int cuda_major, const char *platf
 			cvm_json_set(o, "release", cvm_json_string(rel->label));
 			cvm_json_set(o, "version", cvm_json_string(b->version_str));
 			cvm_json_set(o, "cuda_major", cvm_json_integer(b->cuda_major));
+			cvm_json_set(o, "cuda_variant", cvm_json_string(b->cuda_variant));
+			cvm_json_set(o, "component", cvm_json_string(b->jit ? "cudnn_jit" : "cudnn"));
 			cvm_json_set(o, "platform", cvm_json_string(b->platform));
 			cvm_json_set(o, "release_date", cvm_json_string(rel->release_date));
 			cvm_json_set(o, "relative_path", cvm_json_string(b->relative_path));

@@ -17,6 +17,7 @@
 #include "error.h"
 #include "fsutil.h"
 #include "json.h"
+#include "manifest.h"
 #include "out.h"
 #include "plan.h"
 #include "select.h"
@@ -75,6 +76,23 @@ static const struct command commands[] = {
 	  "  --platform P         linux-x86_64, linux-sbsa, windows-x86_64... (default: this host)\n"
 	  FETCH_OPTS,
 	  "cudnnvm fetch 9.1 --cuda 12.4" },
+	{ "update", cvm_cmd_update, CVM_CMD_WRITE | CVM_CMD_DRYRUN | CVM_CMD_HASH, "add the mirror's newer release manifests to the catalogue",
+	  "update [--offline] [--dry-run] [OPTIONS]",
+	  "  --offline            read nothing from the mirror: check STORE/catalogue\n"
+	  DRY_OPT FETCH_OPTS
+	  "Reads the mirror's folder listing, fetches each redistrib_X.Y.Z.json, checks it and\n"
+	  "keeps those that add releases in STORE/catalogue (install never fetches manifests).\n"
+	  "A manifest that changes an archive of a known release is refused (exit 3).\n",
+	  "cudnnvm --mirror file:///srv/cudnn update" },
+	{ "mirror", cvm_cmd_mirror, CVM_CMD_STORE | CVM_CMD_HASH, "a mirror folder for air-gapped machines",
+	  "mirror DIR [VERSION...] [--cuda X.Y...] [--platform P...] [OPTIONS]",
+	  "  --cuda X.Y           only builds for this CUDA major (repeatable)\n"
+	  "  --platform P         only builds for this platform (repeatable)\n"
+	  FETCH_OPTS
+	  "Writes redistrib_<release>.json and each archive at its relative_path, as NVIDIA's\n"
+	  "server does, verified; a second run fetches only what is missing. Other machines:\n"
+	  "--mirror file://DIR (or DIR served over HTTP), then update and install.\n",
+	  "cudnnvm mirror /srv/cudnn 9.27 --cuda 12.4 --platform linux-x86_64" },
 	{ "cache", cvm_cmd_cache, CVM_CMD_WRITE | CVM_CMD_HASH, "the downloaded archives: cache list | cache clean [--all]",
 	  "cache list | cache clean [--all]",
 	  "  --all                clean: remove every archive, not only those of installed versions\n",
@@ -430,6 +448,7 @@ static int set_root(struct cvm_ctx *ctx, const char *arg, char **owned)
 	free(*owned);
 	*owned = abs;
 	ctx->root = abs;
+	cvm_host_root(abs);
 	return 0;
 }
 

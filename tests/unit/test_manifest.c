@@ -122,7 +122,7 @@ static void test_resolve_897(const struct cvm_catalogue *cat)
 	for (i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
 		rel = NULL;
 		b = NULL;
-		CHECK_INT(cvm_catalogue_resolve(cat, specs[i], 11, "linux-x86_64", &rel, &b), 0,
+		CHECK_INT(cvm_catalogue_resolve(cat, specs[i], 11, -1, "linux-x86_64", &rel, &b), 0,
 			  "resolve '%s' for CUDA 11", specs[i]);
 		if (!b)
 			continue;
@@ -147,9 +147,9 @@ static void test_resolve_897(const struct cvm_catalogue *cat)
 	CHECK(cvm_release_build(rel, 13, "linux-x86_64") == NULL, "8.9.7 has no cuda13 build");
 	CHECK(cvm_release_build(rel, 12, "linux-ppc64le") != NULL, "8.9.7 has a ppc64le cuda12 build");
 
-	CHECK_INT(cvm_catalogue_resolve(cat, "8", 12, "linux-x86_64", &rel, &b), 0, "resolve '8' for CUDA 12");
+	CHECK_INT(cvm_catalogue_resolve(cat, "8", 12, -1, "linux-x86_64", &rel, &b), 0, "resolve '8' for CUDA 12");
 	CHECK_STR(b->version_str, "8.9.7.29", "'8' + CUDA 12 -> 8.9.7.29");
-	CHECK_INT(cvm_catalogue_resolve(cat, "8.9.7", 12, "linux-sbsa", &rel, &b), 0,
+	CHECK_INT(cvm_catalogue_resolve(cat, "8.9.7", 12, -1, "linux-sbsa", &rel, &b), 0,
 		  "resolve 8.9.7 for CUDA 12 on linux-sbsa");
 	CHECK_STR(b->platform, "linux-sbsa", "sbsa: platform");
 	CHECK_STR(b->file_name, "cudnn-linux-sbsa-8.9.7.29_cuda12-archive.tar.xz", "sbsa: file name");
@@ -163,32 +163,32 @@ static void test_resolve_9(const struct cvm_catalogue *cat)
 	const struct cvm_build *b = NULL, *arm;
 	size_t i, narm = 0;
 
-	CHECK_INT(cvm_catalogue_resolve(cat, "9.1", 12, "linux-x86_64", &rel, &b), 0, "resolve 9.1 for CUDA 12");
+	CHECK_INT(cvm_catalogue_resolve(cat, "9.1", 12, -1, "linux-x86_64", &rel, &b), 0, "resolve 9.1 for CUDA 12");
 	CHECK_STR(rel->label, "9.1.1", "9.1 -> release 9.1.1");
 	CHECK_STR(b->version_str, "9.1.1.17", "9.1 -> build 9.1.1.17");
 	CHECK_INT(b->cuda_major, 12, "9.1 -> cuda12");
 	CHECK_STR(b->sha256, SHA_911_X86_CU12, "9.1.1 cuda12 sha256");
 
-	CHECK_INT(cvm_catalogue_resolve(cat, "9", 13, "linux-x86_64", &rel, &b), 0, "resolve 9 for CUDA 13");
+	CHECK_INT(cvm_catalogue_resolve(cat, "9", 13, -1, "linux-x86_64", &rel, &b), 0, "resolve 9 for CUDA 13");
 	CHECK_STR(b->version_str, "9.27.0.42", "9 + CUDA 13 -> newest, 9.27.0.42");
-	CHECK_INT(cvm_catalogue_resolve(cat, "9", 11, "linux-x86_64", &rel, &b), 0, "resolve 9 for CUDA 11");
+	CHECK_INT(cvm_catalogue_resolve(cat, "9", 11, -1, "linux-x86_64", &rel, &b), 0, "resolve 9 for CUDA 11");
 	CHECK_STR(rel->label, "9.10.2", "9 + CUDA 11 -> 9.10.2, the last with cuda11 builds");
 	CHECK(rel->low_trust && !b->has_size, "9.10.2 comes from the spack table: low-trust, no size");
-	CHECK_INT(cvm_catalogue_resolve(cat, "9.1.0", 11, "linux-sbsa", &rel, &b), 0, "resolve 9.1.0 cuda11 sbsa");
+	CHECK_INT(cvm_catalogue_resolve(cat, "9.1.0", 11, -1, "linux-sbsa", &rel, &b), 0, "resolve 9.1.0 cuda11 sbsa");
 	CHECK_STR(b->version_str, "9.1.0.70", "9.1.0 sbsa -> 9.1.0.70");
 
 	/* 9.15.0: build numbers differ between the CUDA variants. */
-	CHECK_INT(cvm_catalogue_resolve(cat, "9.15.0", 13, "linux-x86_64", &rel, &b), 0, "resolve 9.15.0 cuda13");
+	CHECK_INT(cvm_catalogue_resolve(cat, "9.15.0", 13, -1, "linux-x86_64", &rel, &b), 0, "resolve 9.15.0 cuda13");
 	CHECK_STR(b->version_str, "9.15.0.58", "9.15.0 cuda13 -> .58");
 	CHECK_STR(b->file_name, "cudnn-linux-x86_64-9.15.0.58_cuda13-archive.tar.xz", "9.15.0 cuda13 file name");
 	CHECK_STR(rel->source, "spack-only-releases.json", "9.15.0 source");
 	CHECK(rel->low_trust, "9.15.0 is low-trust");
 	CHECK(!b->has_size, "9.15.0 has no size");
-	CHECK_INT(cvm_catalogue_resolve(cat, "9.15.0", 12, "linux-x86_64", &rel, &b), 0, "resolve 9.15.0 cuda12");
+	CHECK_INT(cvm_catalogue_resolve(cat, "9.15.0", 12, -1, "linux-x86_64", &rel, &b), 0, "resolve 9.15.0 cuda12");
 	CHECK_STR(b->version_str, "9.15.0.57", "9.15.0 cuda12 -> .57");
-	CHECK_INT(cvm_catalogue_resolve(cat, "9.15.0.58", 13, "linux-x86_64", &rel, &b), 0, "resolve 9.15.0.58 cuda13");
+	CHECK_INT(cvm_catalogue_resolve(cat, "9.15.0.58", 13, -1, "linux-x86_64", &rel, &b), 0, "resolve 9.15.0.58 cuda13");
 	CHECK_STR(rel->label, "9.15.0", "9.15.0.58 -> release 9.15.0");
-	CHECK_INT(cvm_catalogue_resolve(cat, "9.15.0.57", 12, "linux-sbsa", &rel, &b), 0, "resolve 9.15.0.57 cuda12 sbsa");
+	CHECK_INT(cvm_catalogue_resolve(cat, "9.15.0.57", 12, -1, "linux-sbsa", &rel, &b), 0, "resolve 9.15.0.57 cuda12 sbsa");
 	CHECK_STR(b->file_name, "cudnn-linux-sbsa-9.15.0.57_cuda12-archive.tar.xz", "9.15.0.57 sbsa file name");
 
 	/* 9.27.0 windows-arm64: a cuda13 object and a flat entry side by side. */
@@ -215,8 +215,28 @@ static void test_resolve_9(const struct cvm_catalogue *cat)
 		CHECK_STR(arm->sha256, SHA_9270_ARM_FLAT, "flat entry: sha256");
 		CHECK_INT(arm->size, 481633269, "flat entry: size");
 		CHECK_STR(arm->version_str, "9.27.0.42", "flat entry: version");
+		CHECK_INT(arm->cuda_minor, 4, "flat entry: CUDA variant 13.4 from the file name");
+		CHECK_STR(arm->cuda_variant, "13.4", "flat entry: cuda_variant as NVIDIA names it");
 	}
-	CHECK_INT(rel->nbuilds, 8, "9.27.0 has 8 cudnn builds (cudnn_jit and samples ignored)");
+	CHECK_INT(rel->nbuilds, 12, "9.27.0 has 8 cudnn and 4 cudnn_jit builds (samples ignored)");
+	narm = 0;
+	for (i = 0; i < rel->nbuilds; i++)
+		narm += rel->builds[i].jit;
+	CHECK_INT(narm, 4, "9.27.0: the 4 cudnn_jit builds are marked jit");
+	{
+		const struct cvm_build *pick = NULL;
+		const struct cvm_release *pr = NULL;
+
+		CHECK_INT(cvm_catalogue_resolve(cat, "9.27", 13, 0, "windows-arm64", &pr, &pick), 0,
+			  "9.27 for CUDA 13.0 on windows-arm64 resolves");
+		CHECK_STR(pick ? pick->cuda_variant : "", "13", "CUDA 13.0 takes the cuda13 build");
+		CHECK_INT(cvm_catalogue_resolve(cat, "9.27", 13, 4, "windows-arm64", &pr, &pick), 0,
+			  "9.27 for CUDA 13.4 on windows-arm64 resolves");
+		CHECK_STR(pick ? pick->cuda_variant : "", "13.4", "CUDA 13.4 takes the cuda13.4 build");
+		CHECK_INT(cvm_catalogue_resolve(cat, "9.27", 13, 0, "linux-x86_64", &pr, &pick), 0,
+			  "9.27 for CUDA 13.0 on linux-x86_64 resolves");
+		CHECK(pick && !pick->jit, "resolve never takes the cudnn_jit build");
+	}
 }
 
 static void test_resolve_errors(const struct cvm_catalogue *cat)
@@ -227,14 +247,14 @@ static void test_resolve_errors(const struct cvm_catalogue *cat)
 	int r;
 
 	cap_start();
-	r = cvm_catalogue_resolve(cat, "8.6.0", 12, "linux-x86_64", &rel, &b);
+	r = cvm_catalogue_resolve(cat, "8.6.0", 12, -1, "linux-x86_64", &rel, &b);
 	msg = cap_end();
 	CHECK_INT(r, -CVM_E_NOTFOUND, "8.6.0 for CUDA 12: not found");
 	CHECK_STR(msg, "cuDNN 8.6.0 has no build for CUDA 12 (linux-x86_64); builds exist for CUDA 10, 11",
 		  "8.6.0 for CUDA 12: message lists the CUDA majors");
 
 	cap_start();
-	r = cvm_catalogue_resolve(cat, "9.22.0", 12, "linux-aarch64", &rel, &b);
+	r = cvm_catalogue_resolve(cat, "9.22.0", 12, -1, "linux-aarch64", &rel, &b);
 	msg = cap_end();
 	CHECK_INT(r, -CVM_E_NOTFOUND, "9.22.0 on linux-aarch64: not found");
 	CHECK_STR(msg, "cuDNN 9.22.0 has no build for CUDA 12 (linux-aarch64); "
@@ -242,46 +262,46 @@ static void test_resolve_errors(const struct cvm_catalogue *cat)
 		  "9.22.0 on linux-aarch64: message lists the platforms");
 
 	cap_start();
-	r = cvm_catalogue_resolve(cat, "9.15.0.58", 12, "linux-x86_64", &rel, &b);
+	r = cvm_catalogue_resolve(cat, "9.15.0.58", 12, -1, "linux-x86_64", &rel, &b);
 	msg = cap_end();
 	CHECK_INT(r, -CVM_E_NOTFOUND, "9.15.0.58 for CUDA 12: not found (that build is cuda13)");
 	CHECK_STR(msg, "cuDNN 9.15.0.58 has no build for CUDA 12 (linux-x86_64); builds exist for CUDA 13",
 		  "9.15.0.58 for CUDA 12: message");
 
 	cap_start();
-	r = cvm_catalogue_resolve(cat, "9", 10, "linux-x86_64", &rel, &b);
+	r = cvm_catalogue_resolve(cat, "9", 10, -1, "linux-x86_64", &rel, &b);
 	msg = cap_end();
 	CHECK_INT(r, -CVM_E_NOTFOUND, "9 for CUDA 10: not found");
 	CHECK_STR(msg, "cuDNN 9.27.0 has no build for CUDA 10 (linux-x86_64); builds exist for CUDA 12, 13",
 		  "9 for CUDA 10: names the newest 9.x");
 
 	cap_start();
-	r = cvm_catalogue_resolve(cat, "7.6", 11, "linux-x86_64", &rel, &b);
+	r = cvm_catalogue_resolve(cat, "7.6", 11, -1, "linux-x86_64", &rel, &b);
 	msg = cap_end();
 	CHECK_INT(r, -CVM_E_NOTFOUND, "7.6: not found");
 	CHECK_STR(msg, "no cuDNN release matches '7.6'; newest releases: 9.27.0, 9.22.0, 9.21.0, 9.20.0, 9.19.1, ...",
 		  "7.6: message suggests the newest releases");
 
 	cap_start();
-	r = cvm_catalogue_resolve(cat, "8.9.7.30", 11, "linux-x86_64", &rel, &b);
+	r = cvm_catalogue_resolve(cat, "8.9.7.30", 11, -1, "linux-x86_64", &rel, &b);
 	msg = cap_end();
 	CHECK_INT(r, -CVM_E_NOTFOUND, "8.9.7.30: no such build");
 	CHECK(!strncmp(msg, "no cuDNN release matches '8.9.7.30'", 35), "8.9.7.30: message");
 
 	cap_start();
-	r = cvm_catalogue_resolve(cat, "8.x", 11, "linux-x86_64", &rel, &b);
+	r = cvm_catalogue_resolve(cat, "8.x", 11, -1, "linux-x86_64", &rel, &b);
 	msg = cap_end();
 	CHECK_INT(r, -CVM_E_VERSION, "8.x: malformed");
 	CHECK_STR(msg, "invalid version '8.x': expected numbers such as 8.9.7", "8.x: message");
 
 	cap_start();
-	r = cvm_catalogue_resolve(cat, "9.\x1b[31m", 11, "linux-x86_64", &rel, &b);
+	r = cvm_catalogue_resolve(cat, "9.\x1b[31m", 11, -1, "linux-x86_64", &rel, &b);
 	msg = cap_end();
 	CHECK_INT(r, -CVM_E_VERSION, "escape sequence in spec: malformed");
 	CHECK(!strchr(msg, '\x1b'), "escape sequence in spec is not printed raw");
 
 	cap_start();
-	r = cvm_catalogue_resolve(cat, "8.9.7", 11, "linux-mips", &rel, &b);
+	r = cvm_catalogue_resolve(cat, "8.9.7", 11, -1, "linux-mips", &rel, &b);
 	msg = cap_end();
 	CHECK_INT(r, -CVM_E_NOTFOUND, "unknown platform: not found");
 }
@@ -350,7 +370,7 @@ static void test_good_docs(void)
 	cvm_catalogue_sort(&cat);
 	CHECK(cat.n == 3 && !strcmp(cat.rel[0].label, "1.4") && !strcmp(cat.rel[2].label, "1.2.3"),
 	      "sorted newest first");
-	CHECK_INT(cvm_catalogue_resolve(&cat, "1", 11, "linux-x86_64", &rel, &b), 0, "resolve 1 for CUDA 11");
+	CHECK_INT(cvm_catalogue_resolve(&cat, "1", 11, -1, "linux-x86_64", &rel, &b), 0, "resolve 1 for CUDA 11");
 	CHECK_STR(rel->label, "1.2.3", "1 + CUDA 11 skips 1.4 and 1.3.0, which have none");
 	cvm_catalogue_release(&cat);
 	CHECK(cat.n == 0 && cat.rel == NULL, "release empties the catalogue");
@@ -377,6 +397,9 @@ static void test_bad_docs(void)
 		  "\"sha256\": \"" SHA_A "\", \"size\": \"18446744073709551616\"}}}}" },
 		{ "platform not an object", DOC_HEAD "\"linux-x86_64\": \"oops\"}}" },
 		{ "platform with no builds", DOC_HEAD "\"linux-x86_64\": {}}}" },
+		{ "two builds for one CUDA variant (nested cuda12 and a flat _cuda12)", DOC_HEAD "\"linux-x86_64\": "
+		  "{\"cuda12\": " GOOD_BUILD ", \"relative_path\": \"a/x_cuda12-archive.tar.xz\", \"sha256\": \"" SHA_A "\"}}}" },
+		{ "cudnn_jit not an object", DOC_HEAD "\"linux-x86_64\": {\"cuda12\": " GOOD_BUILD "}}, \"cudnn_jit\": 5}" },
 		{ "cuda entry not an object", DOC_HEAD "\"linux-x86_64\": {\"cuda12\": [1]}}}" },
 		{ "unknown object in a platform", DOC_HEAD "\"linux-x86_64\": {\"cudaX\": " GOOD_BUILD "}}}" },
 		{ "platform name with a slash", DOC_HEAD "\"linux/x86_64\": {\"cuda12\": " GOOD_BUILD "}}}" },
@@ -514,12 +537,12 @@ static void test_extra_dir(void)
 
 	CHECK_INT(cvm_catalogue_load(&cat, dir), 0, "catalogue with an extra folder loads");
 	CHECK_STR(cat.n ? cat.rel[0].label : NULL, "10.0.0", "a release from *releases.json is newest");
-	CHECK_INT(cvm_catalogue_resolve(&cat, "8.9.7", 11, "linux-x86_64", &rel, &b), 0, "8.9.7 resolves");
+	CHECK_INT(cvm_catalogue_resolve(&cat, "8.9.7", 11, -1, "linux-x86_64", &rel, &b), 0, "8.9.7 resolves");
 	CHECK_STR(b->sha256, SHA_A, "the extra folder's 8.9.7 replaces the built-in one");
 	snprintf(want, sizeof(want), "%s/redistrib_8.9.7.json", dir);
 	CHECK_STR(rel->source, want, "source is the extra file's path");
 	CHECK(cvm_release_build(rel, 12, "linux-x86_64") == NULL, "the whole release is replaced");
-	CHECK_INT(cvm_catalogue_resolve(&cat, "10", 13, "linux-x86_64", &rel, &b), 0, "10 resolves");
+	CHECK_INT(cvm_catalogue_resolve(&cat, "10", 13, -1, "linux-x86_64", &rel, &b), 0, "10 resolves");
 	cvm_catalogue_release(&cat);
 
 	CHECK(write_file(dir, "redistrib_9.99.0.json", "{\"release_label\": \"9.99.0\"}") == 0, "write a bad manifest");
