@@ -67,18 +67,21 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		CVM_ACTIVATE_LONGOPTS,
+		{ "force", no_argument, NULL, 'f' },
 		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cvm_activate_opts o = { .kind = "use", .argc = argc, .argv = argv };
+	struct cvm_activate_opts o = { .kind = "use", .closure = true, .argc = argc, .argv = argv };
 	struct cvm_toolkit tk = { 0 };
 	const char *cuda_arg = NULL, *spec;
 	char pin[160];
 	int c, r;
 
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
-		if (!cvm_cli_activate_opt(c, optarg, &cuda_arg, &o))
+		if (c == 'f')
+			o.force = true;
+		else if (!cvm_cli_activate_opt(c, optarg, &cuda_arg, &o))
 			return cvm_usage_bad_option("use", argv);
 	}
 	if (optind + 1 < argc)
