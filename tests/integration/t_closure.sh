@@ -109,4 +109,13 @@ assert_out_contains "  fix for libz.so.1: install zlib (package zlib1g on Debian
 printf 'stand-in\n' >"$ROOT/usr/lib/x86_64-linux-gnu/libz.so.1"
 cvm use 9.1.1 --cuda 12.4 --no-smoke
 assert_rc 0 "the root's libz.so.1 there: exit 0"
+
+# install --use activates as use does: refused the same way.
+use_ok 9.1.0 --cuda 12.4 --no-smoke
+rm -f "$LIB12/libnvrtc.so.12"
+cvm --manifests "$MAN" install 9.1.1 --cuda 12.4 --archive "$A" --use
+assert_rc 4 "install --use of a version the toolkit lacks libnvrtc.so.12 for: exit 4"
+assert_err_line "refusing to activate $ID911 for CUDA 12.4: the loader would not find libnvrtc.so.12 (loaded by name by libcudnn_engines_runtime_compiled.so.9); looked in $LOOKED, /usr/lib/x86_64-linux-gnu, /usr/lib; nothing changed ('cudnnvm use --force' activates it anyway)" \
+	"install --use: the same refusal"
+assert_uses "$TK12" 12.4 "$ID910" "install --use refused: 9.1.0 is still the one in use"
 finish
