@@ -54,7 +54,7 @@ assert_err_matches "^cudnnvm: warning: --force: activating $ID911 for CUDA 12\.4
 assert_uses "$TK12" 12.4 "$ID911" "use --force --no-smoke: 9.1.1 is in use"
 cvm doctor
 assert_rc 1 "doctor with a cuDNN whose closure is not whole: exit 1"
-assert_out_contains "  problem: the cuDNN in /usr/local/cuda-12.4/lib64 cannot load: libcublasLt.so.12 (needed by libcudnn_cnn.so.9) is not found (looked in /usr/local/cuda-12.4/lib64, the host's loader cache, " \
+assert_out_contains "  problem: the cuDNN in /usr/local/cuda-12.4/lib64 cannot load: libcublasLt.so.12 (needed by libcudnn_cnn.so.9) is not found (looked in /usr/local/cuda-12.4/lib64, " \
 	"doctor names libcublasLt.so.12 and where it looked"
 assert_out_contains "  problem: the cuDNN in /usr/local/cuda-12.4/lib64 cannot load: libnvrtc.so.12 (loaded by name by libcudnn_engines_runtime_compiled.so.9) is not found" \
 	"doctor names libnvrtc.so.12"
