@@ -73,8 +73,7 @@ static void say_places(struct cvm_closure *c, const struct cvm_closure_place *p,
 	size_t len = strlen(c->looked);
 
 	for (size_t i = 0; i < n && len + 2 < sizeof(c->looked); i++) {
-		snprintf(c->looked + len, sizeof(c->looked) - len, "%s%s%s", len ? ", " : "",
-			 p[i].shown, p[i].host_fallback ? " (the host's)" : "");
+		snprintf(c->looked + len, sizeof(c->looked) - len, "%s%s", len ? ", " : "", p[i].shown);
 		len = strlen(c->looked);
 	}
 }
@@ -116,8 +115,6 @@ static void search_open(struct search *s, const char *root, const char *dir, con
 	    !(s->cache && os->cache_has(s->cache, root, os->libc))) {
 		s->nhost = os->system_places("", s->host, MAX_PLACES);
 		s->host_cache = os->cache_open("");
-		for (size_t i = 0; i < s->nhost; i++)
-			s->host[i].host_fallback = true;
 	}
 	snprintf(c->looked, sizeof(c->looked), "%s", shown);
 	say_places(c, s->tk, s->ntk);
@@ -126,11 +123,13 @@ static void search_open(struct search *s, const char *root, const char *dir, con
 		say_places(c, &cache, 1);
 	}
 	say_places(c, s->sys, s->nsys);
-	if (s->host_cache) {
-		snprintf(cache.shown, sizeof(cache.shown), "the host's loader cache");
-		say_places(c, &cache, 1);
+	/* Said apart: a toolkit's library is never looked for there. */
+	if (s->nhost || s->host_cache) {
+		size_t len = strlen(c->looked);
+		snprintf(c->looked + len, sizeof(c->looked) - len, "; for system libraries the host's %s",
+			 s->host_cache ? "loader cache" : "folders");
+		say_places(c, s->host, s->nhost);
 	}
-	say_places(c, s->host, s->nhost);
 }
 
 static bool search_find(const struct search *s, const struct cvm_closure_need *m)

@@ -32,7 +32,11 @@ struct cvm_closure {
 	size_t n, cap;
 	size_t nlibs;			/* cuDNN files read */
 	size_t missing;			/* needs not found (missing[] first: see cvm_closure_check) */
-	char looked[2048];		/* where it looked, as seen inside the root, ", " between */
+	/*
+	 * Where it looked, as seen inside the root, ", " between; then, for a
+	 * root without a C library, "; for system libraries the host's ...".
+	 */
+	char looked[2048];
 };
 
 /*
@@ -81,11 +85,10 @@ void cvm_closure_doctor(struct cvm_findings *f, const char *root, const struct c
 
 /* ---- the platform's part (closure_linux.c, closure_win.c) */
 
-/* A folder the loader looks in: host path, shown path, and whether toolkit libraries count there. */
+/* A folder the loader looks in: its host path, and as seen inside the root. */
 struct cvm_closure_place {
 	char host[1024];
 	char shown[512];
-	bool host_fallback;	/* a host folder used because the root has no system folders */
 };
 
 struct cvm_closure_os {

@@ -127,7 +127,6 @@ static size_t places(const char *base, const char *shown, const char *const *sub
 			continue;
 		seen[n] = st;
 		snprintf(p[n].shown, sizeof(p[n].shown), "%s%s", shown, sub[i]);
-		p[n].host_fallback = false;
 		n++;
 	}
 	return n;

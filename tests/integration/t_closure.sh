@@ -35,7 +35,7 @@ for opt in "" --no-smoke --dry-run; do
 	# shellcheck disable=SC2086  # "" is no argument
 	cvm use 9.1.1 --cuda 12.4 $opt
 	assert_rc 4 "use ${opt:-(smoke)}: exit 4"
-	assert_err_matches "^cudnnvm: error: refusing to activate $ID911 for CUDA 12\.4: the loader would not find libcublasLt\.so\.12 \(needed by libcudnn_cnn\.so\.9\), libnvrtc\.so\.12 \(loaded by name by libcudnn_engines_runtime_compiled\.so\.9\); looked in /opt/cudnnvm/versions/$ID911/lib, /usr/local/cuda-12\.4/lib64, .*; nothing changed \('cudnnvm use --force' activates it anyway\)$" \
+	assert_err_matches "^cudnnvm: error: refusing to activate $ID911 for CUDA 12\.4: the loader would not find libcublasLt\.so\.12 \(needed by libcudnn_cnn\.so\.9\), libnvrtc\.so\.12 \(loaded by name by libcudnn_engines_runtime_compiled\.so\.9\); looked in /opt/cudnnvm/versions/$ID911/lib, /usr/local/cuda-12\.4/lib64; for system libraries the host's .*; nothing changed \('cudnnvm use --force' activates it anyway\)$" \
 		"use ${opt:-(smoke)}: one error naming each missing library and where it looked"
 	assert_err_contains "$LOOKED" "use ${opt:-(smoke)}: the version's folder, then the toolkit's, in the loader's order"
 	assert_out_contains "  fix for libcublasLt.so.12: install the CUDA 12.4 component libcublas (package libcublas-12-4) into /usr/local/cuda-12.4" \
@@ -49,12 +49,12 @@ done
 
 # ------------------------------------------------------------------ doctor
 use_ok 9.1.1 --cuda 12.4 --no-smoke --force
-assert_err_matches "^cudnnvm: warning: --force: activating $ID911 for CUDA 12\.4 although the loader would not find libcublasLt\.so\.12 \(needed by libcudnn_cnn\.so\.9\), libnvrtc\.so\.12 \(loaded by name by libcudnn_engines_runtime_compiled\.so\.9\); looked in /opt/cudnnvm/versions/$ID911/lib, .* \(the host's\)$" \
+assert_err_matches "^cudnnvm: warning: --force: activating $ID911 for CUDA 12\.4 although the loader would not find libcublasLt\.so\.12 \(needed by libcudnn_cnn\.so\.9\), libnvrtc\.so\.12 \(loaded by name by libcudnn_engines_runtime_compiled\.so\.9\); looked in /opt/cudnnvm/versions/$ID911/lib, /usr/local/cuda-12\.4/lib64; for system libraries the host's (loader cache|folders), /.*$" \
 	"use --force --no-smoke: warned, naming each missing library"
 assert_uses "$TK12" 12.4 "$ID911" "use --force --no-smoke: 9.1.1 is in use"
 cvm doctor
 assert_rc 1 "doctor with a cuDNN whose closure is not whole: exit 1"
-assert_out_contains "  problem: the cuDNN in /usr/local/cuda-12.4/lib64 cannot load: libcublasLt.so.12 (needed by libcudnn_cnn.so.9) is not found (looked in /usr/local/cuda-12.4/lib64, " \
+assert_out_contains "  problem: the cuDNN in /usr/local/cuda-12.4/lib64 cannot load: libcublasLt.so.12 (needed by libcudnn_cnn.so.9) is not found (looked in /usr/local/cuda-12.4/lib64; for system libraries the host's " \
 	"doctor names libcublasLt.so.12 and where it looked"
 assert_out_contains "  problem: the cuDNN in /usr/local/cuda-12.4/lib64 cannot load: libnvrtc.so.12 (loaded by name by libcudnn_engines_runtime_compiled.so.9) is not found" \
 	"doctor names libnvrtc.so.12"
