@@ -69,15 +69,15 @@ endif
 # their backend exists. Objects are named after their file (each name once).
 vpath %.c src lib compat
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
-COMMON_SRCS := $(addprefix lib/,activate.c alloc.c archive.c bundle.c cache.c ccgate.c config.c cudnn.c \
+COMMON_SRCS := $(addprefix lib/,activate.c alloc.c archive.c bundle.c cache.c ccgate.c closure.c config.c cudnn.c \
 	digest.c doctor.c entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c install.c \
 	journal.c json.c lock.c manifest.c mirror.c modulefiles.c out.c plan.c procmap.c record.c release.c \
 	select.c smoke_conv.c smoke_verdict.c smokelog.c store.c toolkit.c trust.c update.c version.c xz.c)
 # Framework truth (frameworks.h): what a Python environment's frameworks need.
 COMMON_SRCS += lib/frameworks.c lib/frameworks_check.c
-LINUX_SRCS := compat/compat_posix.c $(addprefix lib/,activate_linux.c confine.c doctor_linux.c \
+LINUX_SRCS := compat/compat_posix.c $(addprefix lib/,activate_linux.c closure_linux.c confine.c doctor_linux.c \
 	dynlib.c elfinfo.c fetch_curl.c proc.c procmap_linux.c sha256_openssl.c smoke_child.c smoke_linux.c)
-WIN_SRCS := compat/compat_win32.c $(addprefix lib/,doctor_win.c fetch_winhttp.c proc_win.c \
+WIN_SRCS := compat/compat_win32.c $(addprefix lib/,closure_win.c doctor_win.c fetch_winhttp.c proc_win.c \
 	procmap_win.c sha256_cng.c smoke_win.c unavailable_win.c activate_windows.c winenv.c)
 LIB_SRCS := $(COMMON_SRCS) $(LINUX_SRCS)
 LIB_OBJS := $(addprefix $(O)/,$(notdir $(LIB_SRCS:.c=.o))) $(O)/manifests_data.o

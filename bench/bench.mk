@@ -7,7 +7,7 @@
 # committed one).
 BENCH_RUNS ?= 3
 
-bench: $(O)/cudnnvm
+bench: $(O)/cudnnvm bench-closure
 	$(Q)BENCH_RUNS=$(BENCH_RUNS) sh bench/run.sh $(O)/cudnnvm $(O)/bench-results.md
 	$(Q)sh bench/frameworks.sh $(O)/cudnnvm
 
@@ -15,4 +15,17 @@ bench: $(O)/cudnnvm
 bench-frameworks: $(O)/cudnnvm
 	$(Q)sh bench/frameworks.sh $(O)/cudnnvm
 
-.PHONY: bench bench-frameworks
+# The load closure check per version (bench/closure.c): a real cuDNN folder
+# (BENCH_CUDNN, default the toolkit's own lib64 when it holds one; skipped
+# without) for the toolkit BENCH_TOOLKIT; under 20 ms or exit 1.
+BENCH_TOOLKIT ?= /usr/local/cuda
+BENCH_CUDNN ?= $(BENCH_TOOLKIT)/lib64
+
+$(O)/bench-closure: bench/closure.c $(O)/libcvm.a | $(O)
+	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) $(PKG_CFLAGS) $(CVM_LDFLAGS) $(LDFLAGS) -o $@ $< $(O)/libcvm.a $(LIBS)
+
+bench-closure: $(O)/bench-closure
+	$(Q)if ls $(BENCH_CUDNN)/libcudnn*.so.* >/dev/null 2>&1; then $(O)/bench-closure $(BENCH_CUDNN) $(BENCH_TOOLKIT); \
+	else echo "bench-closure: skipped: no cuDNN in $(BENCH_CUDNN) (set BENCH_CUDNN)"; fi
+
+.PHONY: bench bench-frameworks bench-closure

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "activate.h"
+#include "closure.h"
 #include "error.h"
 #include "fault.h"
 #include "fsutil.h"
@@ -200,6 +201,8 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 	/* A dry adopt's version is not in the store yet: the copy would write its record. */
 	if (to && !o->files) {
 		r = check_record(ctx, to);
+		if (r == 0 && o->closure)
+			r = cvm_closure_use(ctx, tk, to, o->force);
 		if (r < 0)
 			return r;
 	}

@@ -77,6 +77,12 @@ struct cvm_activate_opts {
 	const char *kind;		/* journal kind: use, rollback, adopt, deactivate */
 	bool no_ldconfig;
 	bool no_smoke;
+	/*
+	 * use: the version's load closure (closure.h) is checked for tk before
+	 * anything switches, and a missing library refuses it (-CVM_E_SMOKE)
+	 * unless force.
+	 */
+	bool closure, force;
 	bool adopt;			/* see struct cvm_switch */
 	char *const *files;		/* see struct cvm_switch */
 	size_t nfiles;

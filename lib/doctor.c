@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "alloc.h"
+#include "closure.h"
 #include "compat.h"
 #include "cudnn.h"
 #include "doctor.h"
@@ -167,6 +168,8 @@ int cvm_doctor_run(struct cvm_ctx *ctx, cvm_json *json, char *const *pys, size_t
 	if (ctx->store_open)
 		cvm_findings_store(&rp.f, &ctx->store);
 	check_copies(&rp, os, json, drv, sizeof(drv));
+	/* What each toolkit's cuDNN needs to load and the loader would not find. */
+	cvm_closure_doctor(&rp.f, ctx->root, t, nt);
 	if (os->intro)
 		os->intro(&rp, nt, json);
 	for (size_t i = 0; i < nt; i++) {

@@ -40,6 +40,9 @@ struct img {
 	Elf64_Shdr *sh;		/* a copy of the section headers (aligned) */
 	size_t nsh;
 	struct bytes shstr;	/* section name table */
+	bool deps_only;		/* cvm_elf_read_deps: the dynamic section and .rodata's probes */
+	const char *const *probes;
+	size_t nprobes;
 };
 
 /* [off, off+n) inside the image. */
@@ -321,25 +324,82 @@ static void read_dynamic(const struct img *m, const Elf64_Shdr *s, struct cvm_el
 		memcpy(&dyn, d.d + i * sizeof(dyn), sizeof(dyn));
 		if (dyn.d_tag == DT_NULL)
 			break;
-		if (dyn.d_tag != DT_SONAME)
+		if (dyn.d_tag != DT_SONAME && dyn.d_tag != DT_NEEDED)
 			continue;
 		if (!str.d && s->sh_link < m->nsh)
 			sec_data(m, &m->sh[s->sh_link], &str);
 		const char *so = str_at(&str, dyn.d_un.d_val);
-		if (so)
+		if (!so)
+			continue;
+		if (dyn.d_tag == DT_SONAME)
 			snprintf(out->soname, sizeof(out->soname), "%s", so);
+		else if (out->nneeded < CVM_ELF_MAX_NEEDED && strlen(so) < sizeof(out->needed[0]))
+			memcpy(out->needed[out->nneeded++], so, strlen(so) + 1);
 	}
 	bytes_free(&str);
 	bytes_free(&d);
 }
 
-/* The version string in a .rodata section. */
+/* A library name: what a dlopen string holds, nothing a format or a path has. */
+static bool name_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '.' || c == '_' || c == '-' || c == '+';
+}
+
+/* The probe that the string at p (length n) starts with, or NULL. */
+static bool probed(const struct img *m, const unsigned char *p, size_t n)
+{
+	for (size_t k = 0; k < m->nprobes; k++) {
+		size_t pl = strlen(m->probes[k]);
+		if (pl && pl <= n && !memcmp(p, m->probes[k], pl))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Each whole string of d (NUL before and after) that starts with a probe,
+ * into out->loads once: "libnvrtc.so.13" for the probe "libnvrtc.so.". One
+ * pass for ".so.", which every probe holds and few other strings do, then
+ * back to the string's start: a few MB of .rodata cost one scan.
+ */
+static void read_loads(const struct img *m, const unsigned char *d, uint64_t len,
+		       struct cvm_elf_info *out)
+{
+	const unsigned char *p = d, *end = d + len;
+
+	while (p < end && (p = memmem(p, (size_t)(end - p), ".so.", 4))) {
+		const unsigned char *b = p, *e = p + 4;
+		while (b > d && p - b < 64 && name_char(b[-1]))
+			b--;
+		while (e < end && name_char(*e))
+			e++;
+		size_t n = (size_t)(e - b), i;
+		bool whole = (b == d || b[-1] == '\0') && e < end && *e == '\0' &&
+			     n < sizeof(out->loads[0]) && probed(m, b, n);
+		for (i = 0; whole && i < out->nloads; i++)
+			if (strlen(out->loads[i]) == n && !memcmp(out->loads[i], b, n))
+				break;
+		if (whole && i == out->nloads && out->nloads < CVM_ELF_MAX_LOADS) {
+			memcpy(out->loads[out->nloads], b, n);
+			out->loads[out->nloads++][n] = '\0';
+		}
+		p += 4;
+	}
+}
+
+/* The version string in a .rodata section; with probes, the names loaded by name. */
 static void read_rodata(const struct img *m, const Elf64_Shdr *s, struct cvm_elf_info *out)
 {
 	struct bytes d;
 
-	if (sec_data(m, s, &d))
-		read_tag(d.d, d.len, out);
+	if (sec_data(m, s, &d)) {
+		if (m->deps_only)
+			read_loads(m, d.d, d.len, out);
+		else
+			read_tag(d.d, d.len, out);
+	}
 	bytes_free(&d);
 }
 
@@ -378,14 +438,16 @@ static int parse(struct img *m, struct cvm_elf_info *out)
 	for (size_t i = 0; i < m->nsh; i++) {
 		const Elf64_Shdr *s = &m->sh[i];
 		const char *name = sec_name(m, s);
-		if (s->sh_type == SHT_DYNSYM)
-			read_dynsym(m, s, out);
-		else if (s->sh_type == SHT_DYNAMIC)
+		if (s->sh_type == SHT_DYNAMIC)
 			read_dynamic(m, s, out);
+		else if (!strncmp(name, ".rodata", 7) && (!m->deps_only || m->nprobes))
+			read_rodata(m, s, out);
+		else if (m->deps_only)
+			continue;
+		else if (s->sh_type == SHT_DYNSYM)
+			read_dynsym(m, s, out);
 		else if (!strcmp(name, ".nv_fatbin") || !strcmp(name, "__nv_relfatbin"))
 			read_fatbin(m, s, out);
-		else if (!strncmp(name, ".rodata", 7))
-			read_rodata(m, s, out);
 	}
 out:
 	bytes_free(&m->shstr);
@@ -400,9 +462,9 @@ int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out)
 	return parse(&m, out);
 }
 
-int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out)
+/* Reads the file path (relative to dirfd) into out, with m's choices (deps_only, probes). */
+static int read_file(int dirfd, const char *path, struct img *m, struct cvm_elf_info *out)
 {
-	struct img m = { .fd = -1 };
 	struct stat st;
 	int fd, r;
 
@@ -418,12 +480,27 @@ int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out)
 		r = -CVM_E_LAYOUT;
 		goto out;
 	}
-	m.fd = fd;
-	m.len = (uint64_t)st.st_size;
-	r = parse(&m, out);
+	m->fd = fd;
+	m->len = (uint64_t)st.st_size;
+	r = parse(m, out);
 out:
 	close(fd);
 	return r;
+}
+
+int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out)
+{
+	struct img m = { .fd = -1 };
+
+	return read_file(dirfd, path, &m, out);
+}
+
+int cvm_elf_read_deps(int dirfd, const char *path, const char *const *probes, size_t nprobes,
+		      struct cvm_elf_info *out)
+{
+	struct img m = { .fd = -1, .deps_only = true, .probes = probes, .nprobes = nprobes };
+
+	return read_file(dirfd, path, &m, out);
 }
 
 void cvm_elf_version_str(unsigned long v, char *buf, size_t len)

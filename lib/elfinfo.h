@@ -20,6 +20,8 @@
 #include <stddef.h>
 
 #define CVM_ELF_MAX_ARCHS 32
+#define CVM_ELF_MAX_NEEDED 32
+#define CVM_ELF_MAX_LOADS 8
 
 struct cvm_elf_info {
 	char soname[128];		/* DT_SONAME, "" when none */
@@ -31,6 +33,15 @@ struct cvm_elf_info {
 	unsigned ptx[CVM_ELF_MAX_ARCHS];	/* PTX virtual architectures, sorted */
 	size_t nptx;
 	bool fatbin;			/* has a fatbin section */
+	char needed[CVM_ELF_MAX_NEEDED][64];	/* DT_NEEDED entries, in order (longer ones skipped) */
+	size_t nneeded;
+	/*
+	 * cvm_elf_read_deps only: the whole strings of .rodata that begin with
+	 * one of its probes ("libnvrtc.so." finds "libnvrtc.so.13"), the names
+	 * the library hands dlopen at run time.
+	 */
+	char loads[CVM_ELF_MAX_LOADS][64];
+	size_t nloads;
 };
 
 /*
@@ -45,6 +56,15 @@ int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out);
  * parses it. 0, -CVM_E_LAYOUT, or -errno. Prints nothing.
  */
 int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out);
+
+/*
+ * What a library needs at load and run time, and nothing else (no symbol
+ * table, no fatbin): soname, needed[] and loads[] (the strings of its
+ * .rodata that start with one of the nprobes probes). 0, -CVM_E_LAYOUT or
+ * -errno, as cvm_elf_read_at. Prints nothing.
+ */
+int cvm_elf_read_deps(int dirfd, const char *path, const char *const *probes, size_t nprobes,
+		      struct cvm_elf_info *out);
 
 /* "9.19.0" for 91900 (8.9.7 for 8907); buf of at least 16 bytes. */
 void cvm_elf_version_str(unsigned long v, char *buf, size_t len);

@@ -18,6 +18,7 @@
 #include "archive.h"
 #include "bundle.h"
 #include "cache.h"
+#include "closure.h"
 #include "config.h"
 #include "confine.h"
 #include "cudnn.h"
@@ -249,6 +250,8 @@ static int report(const struct cvm_ctx *ctx, struct cvm_install *in, bool alread
 	r = cvm_fmt(path, sizeof(path), "%s/versions/%s", ctx->store.display, in->id);
 	if (r < 0)
 		return r;
+	if (!already && !cvm_plan_dry(&ctx->plan))
+		cvm_closure_warn(ctx, in->cuda, in->cuda_major, in->id);
 	if (!cvm_out.json) {
 		if (already)
 			cvm_info("%s is already installed in %s (--force reinstalls it)", in->id, path);

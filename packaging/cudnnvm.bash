@@ -19,7 +19,7 @@ _cudnnvm_options() {
 	cache) o="--all" ;;
 	list) o="--available --cuda --platform" ;;
 	uninstall) o="--cuda --platform --force --dry-run" ;;
-	use) o="--cuda --no-smoke --no-ldconfig --for --dry-run" ;;
+	use) o="--cuda --no-smoke --no-ldconfig --for --force --dry-run" ;;
 	rollback) o="--cuda --no-smoke --no-ldconfig --dry-run" ;;
 	adopt) o="--cuda --no-ldconfig --dry-run" ;;
 	env) o="--cuda --shell --force" ;;

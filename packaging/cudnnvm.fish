@@ -190,6 +190,7 @@ complete -c cudnnvm -n '__cudnnvm_is list' -l available -d 'the catalogue'
 # Installed versions.
 complete -c cudnnvm -n '__cudnnvm_is use uninstall env exec prefix verify; and __cudnnvm_first_arg' -a '(__cudnnvm_installed)'
 complete -c cudnnvm -n '__cudnnvm_is uninstall' -l force -d 'even while active or mapped'
+complete -c cudnnvm -n '__cudnnvm_is use' -l force -d 'also when the toolkit lacks a library it needs'
 complete -c cudnnvm -n '__cudnnvm_is use rollback' -l no-smoke -d 'skip the smoke test'
 complete -c cudnnvm -n '__cudnnvm_is use rollback adopt' -l no-ldconfig -d 'do not run ldconfig'
 complete -c cudnnvm -n '__cudnnvm_is install use rollback uninstall adopt update' -l dry-run -d 'print every change, make none'

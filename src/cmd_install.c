@@ -160,7 +160,7 @@ static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in)
 	struct cvm_toolkit tk = { 0 };
 	char cuda[16], before[160], path[4096];
 	char *av[] = { "use", (char *)in->id, "--cuda", cuda, NULL };
-	struct cvm_activate_opts ao = { .kind = "use", .argc = 4, .argv = av };
+	struct cvm_activate_opts ao = { .kind = "use", .closure = true, .argc = 4, .argv = av };
 	cvm_json *o = NULL, *u;
 	int r;
 

@@ -69,11 +69,12 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		CVM_ACTIVATE_LONGOPTS,
 		{ "for", required_argument, NULL, 'F' },
+		{ "force", no_argument, NULL, 'f' },
 		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};
-	struct cvm_activate_opts o = { .kind = "use", .argc = argc, .argv = argv };
+	struct cvm_activate_opts o = { .kind = "use", .closure = true, .argc = argc, .argv = argv };
 	struct cvm_toolkit tk = { 0 };
 	const char *cuda_arg = NULL, *spec = NULL, *py = NULL;
 	char pin[160];
@@ -82,6 +83,8 @@ int cvm_cmd_use(struct cvm_ctx *ctx, int argc, char **argv)
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		if (c == 'F')
 			py = optarg;
+		else if (c == 'f')
+			o.force = true;
 		else if (!cvm_cli_activate_opt(c, optarg, &cuda_arg, &o))
 			return cvm_usage_bad_option("use", argv);
 	}

@@ -116,10 +116,14 @@ static const struct command commands[] = {
 	  DRY_OPT,
 	  "cudnnvm uninstall 8.9.6 --cuda 11.8" },
 	{ "use", cvm_cmd_use, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN, "activate an installed version for a CUDA toolkit",
-	  "use [VERSION | --for PY] [--cuda X.Y] [--no-smoke] [--no-ldconfig] [--dry-run]",
-	  CUDA_OPT SMOKE_OPTS DRY_OPT
+	  "use [VERSION | --for PY] [--cuda X.Y] [--no-smoke] [--no-ldconfig] [--force] [--dry-run]",
+	  CUDA_OPT SMOKE_OPTS
+	  "  --force              also when the toolkit lacks a library the version needs to load\n"
+	  DRY_OPT
 	  "  --for PY             the newest installed version the frameworks of PY's\n"
 	  "                       environment (PyTorch, TensorFlow, JAX...) all take\n"
+	  "A version that needs a library the loader would not find (libcublasLt, libnvrtc...) is\n"
+	  "refused (exit 4), naming it and where the loader would look.\n"
 	  "Needs root (it changes the toolkit). Without root: 'cudnnvm env' or 'cudnnvm exec'.\n"
 	  "VERSION left out: .cudnn-version (in this folder or a parent) decides.\n",
 	  "cudnnvm use 9.1 --cuda 12.4" },

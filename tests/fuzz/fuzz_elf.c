@@ -37,6 +37,17 @@ static void same_from_file(const uint8_t *data, size_t size, int want, const str
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	r = cvm_elf_read_at(AT_FDCWD, path, &f);
+	/* The closure's reading of the same file: the dynamic section and .rodata's dlopen names. */
+	struct cvm_elf_info d;
+	static const char *const probes[] = { "libnvrtc.so.", "libcublasLt.so." };
+	int rd = cvm_elf_read_deps(AT_FDCWD, path, probes, 2, &d);
+	if (rd == 0) {
+		FUZZ_ASSERT(d.nneeded <= CVM_ELF_MAX_NEEDED && d.nloads <= CVM_ELF_MAX_LOADS,
+			    "%zu needed, %zu loads", d.nneeded, d.nloads);
+		for (size_t i = 0; i < d.nloads; i++)
+			FUZZ_ASSERT(!strncmp(d.loads[i], "libnvrtc.so.", 12) ||
+				    !strncmp(d.loads[i], "libcublasLt.so.", 15), "load '%s'", d.loads[i]);
+	}
 	close(fd);
 	/* Files shorter than an ELF header are refused before they are read. */
 	if (size < 64) {

@@ -72,7 +72,8 @@ R=$WORK/root
 TK=$R/usr/local/cuda-$CV
 mkdir -p "$TK/include" "$TK/lib64" "$R/etc/ld.so.conf.d"
 cp "$REAL/include/cuda_runtime_api.h" "$TK/include/" 2>/dev/null || note "no cuda_runtime_api.h in $REAL/include"
-for f in "$REAL"/lib64/libcudart.so*; do ln -s "$f" "$TK/lib64/"; done
+# cudart, and what cuDNN loads by name (cublasLt, nvrtc): use checks the closure first
+for f in "$REAL"/lib64/libcudart.so* "$REAL"/lib64/libcublas*.so* "$REAL"/lib64/libnvrtc*.so*; do ln -s "$f" "$TK/lib64/"; done
 ln -s "/usr/local/cuda-$CV" "$R/usr/local/cuda"
 pack() { # LIBDIR VERSION OUT
 	XZ_OPT='-0 -T0' sh tests/fixtures/pack-cudnn.sh "$W/include" "$1" "$2" 13 "$3" >/dev/null 2>"$OUT/pack.err" ||

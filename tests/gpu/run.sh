@@ -50,7 +50,8 @@ R=$WORK/root
 TK=$R/usr/local/cuda-$CV
 mkdir -p "$TK/include" "$TK/lib64" "$R/etc/ld.so.conf.d"
 cp "$REAL/include/cuda_runtime_api.h" "$TK/include/"
-for f in "$REAL"/lib64/libcudart.so*; do ln -s "$f" "$TK/lib64/"; done
+# cudart, and what cuDNN loads by name (cublasLt, nvrtc): use checks the closure first
+for f in "$REAL"/lib64/libcudart.so* "$REAL"/lib64/libcublas*.so* "$REAL"/lib64/libnvrtc*.so*; do ln -s "$f" "$TK/lib64/"; done
 ln -s "/usr/local/cuda-$CV" "$R/usr/local/cuda"
 
 step "$B" --root "$R" install "$V" --cuda "$CV" --archive "$A" --sha256 "$SHA" || fail=1
