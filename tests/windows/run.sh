@@ -405,6 +405,10 @@ source "$HERE/t_doctor.sh"
 # shellcheck source=t_names.sh
 source "$HERE/t_names.sh"
 
+# ---- the Windows habits: exec's command line, messages (tests/windows/t_habits.sh)
+# shellcheck source=t_habits.sh
+source "$HERE/t_habits.sh"
+
 # ---- export, then uninstall
 cvm export "$ID91" "$(winpath "$TMP/bundle.cvm")"
 rc_is 0 "export $ID91 to a bundle"

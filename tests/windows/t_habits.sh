@@ -1,0 +1,47 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# The Windows habits (sourced by tests/windows/run.sh after t_activate.sh, or
+# alone with WIN_ONLY=t_habits.sh, when it makes its own CUDA 12.4 toolkit):
+# exec builds the command line as the C runtime splits it and gives cmd.exe
+# its own line (cmd /c exit 7, a .bat and its exit code); the advice of
+# "already installed"; use --cuda 11.x.
+
+: "${ID91:?}" "${A91:?}"
+if [ -z "${CUDA_PATH_V12_4:-}" ]; then
+	sh "$FIXTURES/mktoolkit-win.sh" "$TMP/toolkits/v12.4" 12.4
+	export CUDA_PATH_V12_4
+	CUDA_PATH_V12_4=$(winpath "$TMP/toolkits/v12.4")
+	[ -n "$NATIVE" ] || export WINEPATH=
+fi
+# out_is WANT NAME: stdout is exactly WANT.
+out_is() { if [ "$OUT" = "$1" ]; then ok "$2"; else not_ok "$2" "want stdout: $1" "$(diag_run)"; fi; }
+
+# ---- exec: cmd.exe's own line, a .bat and the exit codes
+cvm exec 9.1.0 --cuda 12.4 -- cmd /c exit 7
+rc_is 7 "exec -- cmd /c exit 7 returns 7"
+cvm exec 9.1.0 --cuda 12.4 -- cmd /c "echo one& echo two"
+out_is "one
+two" "exec -- cmd /c 'echo one& echo two': cmd parses the line it was given"
+mkdir -p "$TMP/bat dir"
+printf '@echo off\r\necho built %%~1 %%2\r\nexit /b 5\r\n' >"$TMP/bat dir/build.bat"
+cp "$TMP/bat dir/build.bat" "$TMP/build.bat"
+cvm exec 9.1.0 --cuda 12.4 -- cmd /c "$(winpath "$TMP/build.bat")" "a b" c
+rc_is 5 "exec -- cmd /c build.bat returns the .bat's exit code (5)"
+out_is "built a b c" "exec -- cmd /c build.bat \"a b\" c: the .bat has its arguments"
+cvm exec 9.1.0 --cuda 12.4 -- cmd /c "$(winpath "$TMP/bat dir/build.bat")" "x y" z
+rc_is 5 "exec -- cmd /c on a .bat in a folder with a space returns its exit code"
+out_is "built x y z" "exec -- cmd /c '...\\bat dir\\build.bat' \"x y\" z: the .bat has its arguments"
+cvm exec 9.1.0 --cuda 12.4 -- cmd /c "$(winpath "$TMP/bat dir/build.bat")"
+rc_is 5 "exec -- cmd /c '...\\bat dir\\build.bat' alone"
+# An ordinary program: arguments as the C runtime splits them (quotes, backslashes, empty).
+printf '#include <stdio.h>\nint main(int c, char **v) { for (int i = 1; i < c; i++) printf("[%%s]\\n", v[i]); return 4; }\n' >"$TMP/argv.c"
+"$WIN_CC" -o "$TMP/argv.exe" "$TMP/argv.c"
+cvm exec 9.1.0 --cuda 12.4 -- "$(winpath "$TMP/argv.exe")" plain 'a "b" c\' 'd\\"e' '' 'x\y' 'tab	z'
+rc_is 4 "exec -- a program: its exit code (4)"
+out_is '[plain]
+[a "b" c\]
+[d\\"e]
+[]
+[x\y]
+[tab	z]' "exec -- a program: each argument arrives as it was given"
