@@ -8,6 +8,12 @@
 # "already installed"; use --cuda 11.x.
 
 : "${ID91:?}" "${A91:?}"
+# A store of its own, with 9.1.0 for CUDA 12 only.
+HABITS_SAVED=("$STORE" "$WSTORE")
+STORE=$TMP/store-habits
+WSTORE=$(winpath "$STORE")
+cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
+rc_is 0 "habits: 9.1.0 installed in a store of its own"
 if [ -z "${CUDA_PATH_V12_4:-}" ]; then
 	sh "$FIXTURES/mktoolkit-win.sh" "$TMP/toolkits/v12.4" 12.4
 	export CUDA_PATH_V12_4
@@ -45,3 +51,17 @@ out_is '[plain]
 []
 [x\y]
 [tab	z]' "exec -- a program: each argument arrives as it was given"
+
+# ---- "already installed": advice that works on Windows (--force cannot replace there yet)
+cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
+rc_is 0 "install of an installed version exits 0"
+if [ "$OUT" = "$ID91 is already installed in $(printf '%s' "$WSTORE" | tr '\\' /)/versions/$ID91 (to reinstall it: cudnnvm uninstall 9.1.0.70 --cuda 12.x, then install again)" ]; then
+	ok "already installed: the advice is uninstall, then install"
+else
+	not_ok "already installed: the advice is uninstall, then install" "$(diag_run)"
+fi
+cvm uninstall 9.1.0.70 --cuda 12.x
+rc_is 0 "the advice works: uninstall 9.1.0.70 --cuda 12.x"
+cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
+rc_is 0 "the advice works: install again"
+STORE=${HABITS_SAVED[0]} WSTORE=${HABITS_SAVED[1]}

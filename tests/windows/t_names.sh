@@ -8,7 +8,11 @@
 # refused; a UTF-8 name is written as itself and verifies; COM¹ and LPT³ are
 # the reserved device names they are on Windows.
 
-: "${A86:?}" "${ID91:?}"
+: "${A86:?}"
+# A store of its own: the suite's store has other versions by now.
+NAMES_SAVED=("$STORE" "$WSTORE")
+STORE=$TMP/store-names
+WSTORE=$(winpath "$STORE")
 ID86N=$(id_of 8.6.0.163 11)
 # names_zip RULE NAME...: $A86 with the entries NAME (under its top folder) added; prints the zip.
 names_zip() {
@@ -43,7 +47,7 @@ names_refused() {
 	rc_is 3 "names: $rule is refused with exit 3"
 	want="cudnnvm: error: unsafe archive '$(winpath "$TMP/names/$rule/$(basename "$A86")")': $want"
 	if [ "$ERR" = "$want" ]; then ok "names: $rule: the error says why"; else not_ok "names: $rule: the error says why" "want: $want" "$(diag_run)"; fi
-	store_clean "names: $rule left nothing" "$ID91"
+	store_clean "names: $rule left nothing"
 }
 TOP86=cudnn-windows-x86_64-8.6.0.163_cuda11-archive
 unsafe86() { printf "entry '%s/%s': %s" "$TOP86" "$1" "$2"; }
@@ -86,4 +90,5 @@ cvm verify 8.6.0 --cuda 11.x
 rc_is 0 "names: verify passes on the version with UTF-8 names"
 cvm uninstall 8.6.0 --cuda 11.x
 rc_is 0 "names: uninstall of the version with UTF-8 names"
-store_clean "names: it is gone" "$ID91"
+store_clean "names: it is gone"
+STORE=${NAMES_SAVED[0]} WSTORE=${NAMES_SAVED[1]}
