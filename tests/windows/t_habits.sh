@@ -64,4 +64,33 @@ cvm uninstall 9.1.0.70 --cuda 12.x
 rc_is 0 "the advice works: uninstall 9.1.0.70 --cuda 12.x"
 cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
 rc_is 0 "the advice works: install again"
+
+# ---- use --cuda 11.x, as install takes it: the one CUDA 11 toolkit
+if [ -z "${CUDA_PATH_V11_8:-}" ]; then
+	sh "$FIXTURES/mktoolkit-win.sh" "$TMP/toolkits/v11.8" 11.8
+	export CUDA_PATH_V11_8
+	CUDA_PATH_V11_8=$(winpath "$TMP/toolkits/v11.8")
+fi
+cvm --manifests "$WMAN" install 8.6.0 --cuda 11.x --archive "$(winpath "$A86")"
+rc_is 0 "habits: 8.6.0 for CUDA 11 installed"
+cvm use 8.6.0 --cuda 11.x --dry-run
+rc_is 0 "use --cuda 11.x is taken (the one CUDA 11 toolkit)"
+TKD=$(winpath "$TMP/toolkits" | tr '\\' /)
+if [ "$(printf '%s\n' "$OUT" | tail -n 1)" = "dry run: CUDA 11.8 ($TKD/v11.8) would use $ID86; nothing was changed" ]; then
+	ok "use --cuda 11.x picks CUDA 11.8"
+else
+	not_ok "use --cuda 11.x picks CUDA 11.8" "$(diag_run)"
+fi
+CUDA_PATH_V11_7=$(winpath "$TMP/toolkits/v11.7")
+sh "$FIXTURES/mktoolkit-win.sh" "$TMP/toolkits/v11.7" 11.7
+CUDA_PATH_V11_7=$CUDA_PATH_V11_7 cvm use 8.6.0 --cuda 11.x --dry-run
+rc_is 1 "use --cuda 11.x with two CUDA 11 toolkits is refused"
+if [ "$ERR" = "cudnnvm: error: --cuda 11.x: more than one CUDA 11 toolkit (found: 11.7 at $TKD/v11.7, 11.8 at $TKD/v11.8, 12.4 at $TKD/v12.4); give X.Y" ]; then
+	ok "the refusal lists the toolkits"
+else
+	not_ok "the refusal lists the toolkits" "$(diag_run)"
+fi
+cvm use 8.6.0 --cuda 10.x --dry-run
+rc_is 1 "use --cuda 10.x without a CUDA 10 toolkit is refused"
+err_has "no CUDA 10.x toolkit" "the refusal names 10.x"
 STORE=${HABITS_SAVED[0]} WSTORE=${HABITS_SAVED[1]}
