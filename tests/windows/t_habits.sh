@@ -93,4 +93,46 @@ fi
 cvm use 8.6.0 --cuda 10.x --dry-run
 rc_is 1 "use --cuda 10.x without a CUDA 10 toolkit is refused"
 err_has "no CUDA 10.x toolkit" "the refusal names 10.x"
+
+# ---- the machine PATH: a REG_SZ stays REG_SZ; one over 32,767 characters is warned of
+HKEY_ENV='HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment'
+# path_type / path_value: the machine Path's type and value, as reg reads them.
+path_type() { MSYS2_ARG_CONV_EXCL='*' run_win reg query "$HKEY_ENV" /v Path 2>/dev/null | tr -d '\r' | sed -n 's/^    Path    \(REG_[A-Z_]*\)    .*/\1/p'; }
+path_value() { MSYS2_ARG_CONV_EXCL='*' run_win reg query "$HKEY_ENV" /v Path 2>/dev/null | tr -d '\r' | sed -n 's/^    Path    REG_[A-Z_]*    //p'; }
+# path_import REG_SZ VALUE: sets the machine Path through a .reg file (reg add's line is too short).
+path_import() {
+	python3 - "$1" "$2" "$TMP/path.reg" <<'PY'
+import sys
+t, v, out = sys.argv[1:4]
+data = '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+with open(out, "w", newline="\r\n") as f:
+    f.write("Windows Registry Editor Version 5.00\n\n")
+    f.write("[HKEY_LOCAL_MACHINE\\SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Environment]\n")
+    f.write('"Path"=' + data + "\n")
+PY
+	run_win regedit /s "$(winpath "$TMP/path.reg")" >/dev/null 2>&1
+	[ -z "$NATIVE" ] && "$WINESERVER" -w
+	[ "$(path_type)" = "$1" ]
+}
+PT0=$(path_type) PV0=$(path_value)
+if path_import REG_SZ "$PV0"; then ok "the machine Path is REG_SZ (set up)"; else not_ok "the machine Path is REG_SZ (set up)" "$(path_type)"; fi
+cvm use 8.6.0 --cuda 11.8
+rc_is 0 "use with a REG_SZ machine Path"
+if [ "$(path_type)" = REG_SZ ]; then ok "the machine Path stays REG_SZ"; else not_ok "the machine Path stays REG_SZ" "$(path_type)"; fi
+case $(path_value) in "$(winpath "$STORE/versions/$ID86/bin");"*) ok "the entry is added to the REG_SZ Path" ;; *) not_ok "the entry is added to the REG_SZ Path" "$(path_value)" ;; esac
+if [ -z "$OUT$ERR" ] || ! printf '%s\n%s' "$OUT" "$ERR" | grep -q REG_EXPAND_SZ; then ok "no word of a type change"; else not_ok "no word of a type change" "$(diag_run)"; fi
+LONGP="$(path_value);C:\\$(printf 'p%.0s' $(seq 33000))"
+path_import REG_SZ "$LONGP"
+# (no smoke test: the program it starts is one of those that see PATH cut short)
+cvm use 9.1.0 --cuda 12.4 --no-smoke
+rc_is 0 "use with a machine Path of 33,000 characters"
+NEWLEN=$((${#LONGP} + 1 + $(winpath "$STORE/versions/$ID91/bin" | wc -m)))
+if [ "$ERR" = "cudnnvm: warning: $HKEY_ENV\\Path is now $NEWLEN characters long: Windows passes at most 32,767 characters of a variable to a new program, which will not see its end" ]; then
+	ok "a Path over 32,767 characters is warned of"
+else
+	not_ok "a Path over 32,767 characters is warned of" "$(diag_run)"
+fi
+# put back: the value first (a .reg file), then its type
+path_import REG_SZ "$PV0"
+MSYS2_ARG_CONV_EXCL='*' run_win reg add "$HKEY_ENV" /v Path /t "$PT0" /d "$PV0" /f >/dev/null 2>&1
 STORE=${HABITS_SAVED[0]} WSTORE=${HABITS_SAVED[1]}
