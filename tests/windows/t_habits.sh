@@ -132,7 +132,9 @@ if [ "$ERR" = "cudnnvm: warning: $HKEY_ENV\\Path is now $NEWLEN characters long:
 else
 	not_ok "a Path over 32,767 characters is warned of" "$(diag_run)"
 fi
-# put back: the value first (a .reg file), then its type
-path_import REG_SZ "$PV0"
+# put back as it was
+MSYS2_ARG_CONV_EXCL='*' run_win reg delete "$HKEY_ENV" /v Path /f >/dev/null 2>&1
 MSYS2_ARG_CONV_EXCL='*' run_win reg add "$HKEY_ENV" /v Path /t "$PT0" /d "$PV0" /f >/dev/null 2>&1
+# (best effort: under wine 8 reg query reads nothing back after the long value; later scripts need no Path)
+
 STORE=${HABITS_SAVED[0]} WSTORE=${HABITS_SAVED[1]}
