@@ -32,6 +32,7 @@
 	X(archive_entry_new) \
 	X(archive_entry_pathname) \
 	X(archive_entry_pathname_utf8) \
+	X(archive_entry_pathname_w) \
 	X(archive_entry_perm) \
 	X(archive_entry_set_filetype) \
 	X(archive_entry_set_mtime) \
@@ -107,6 +108,7 @@ int cvm_archive_load(void)
 #define archive_entry_new la.archive_entry_new
 #define archive_entry_pathname la.archive_entry_pathname
 #define archive_entry_pathname_utf8 la.archive_entry_pathname_utf8
+#define archive_entry_pathname_w la.archive_entry_pathname_w
 #define archive_entry_perm la.archive_entry_perm
 #define archive_entry_set_filetype la.archive_entry_set_filetype
 #define archive_entry_set_mtime la.archive_entry_set_mtime
@@ -159,6 +161,7 @@ struct cvm_archive {
 	int fd;
 	uint64_t off;
 	unsigned char *buf;
+	char *wname;		/* Windows: the entry's name, UTF-8 from its UTF-16 */
 };
 
 enum { GATED_BUF = 1 << 20 };
@@ -353,6 +356,29 @@ int cvm_archive_open_fd(int fd, const char *name, struct cvm_archive **out)
 	return cvm_archive_open(fd, name, NULL, out);
 }
 
+/*
+ * The entry's name as the file layer takes it. On Windows that is UTF-8
+ * (made UTF-16 there), from libarchive's UTF-16 form: its locale form is
+ * the ANSI code page's, which has no room for most names (日本, ¹).
+ */
+static const char *entry_name(struct cvm_archive *ar, struct archive_entry *ae)
+{
+	const char *p;
+
+#ifdef _WIN32
+	const wchar_t *w = archive_entry_pathname_w(ae);
+
+	free(ar->wname);
+	ar->wname = w ? cvm_utf8(w) : NULL;
+	if (ar->wname)
+		return ar->wname;
+#else
+	(void)ar;
+#endif
+	p = archive_entry_pathname(ae);
+	return p ? p : archive_entry_pathname_utf8(ae);
+}
+
 int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 {
 	struct archive_entry *ae;
@@ -371,9 +397,7 @@ int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 			 archive_filter_count(ar->a) > 1 ? "+" : "",
 			 archive_filter_count(ar->a) > 1 ? archive_filter_name(ar->a, 0) : "");
 	memset(e, 0, sizeof(*e));
-	e->path = archive_entry_pathname(ae);
-	if (!e->path)
-		e->path = archive_entry_pathname_utf8(ae);
+	e->path = entry_name(ar, ae);
 	if (!e->path)
 		return cvm_err(-CVM_E_UNSAFE, "unsafe archive '%s': an entry has no readable name",
 			       cvm_safe(ar->name));
@@ -455,6 +479,7 @@ void cvm_archive_free(struct cvm_archive *ar)
 		archive_read_free(ar->a);
 	cvm_xz_free(ar->xz);
 	free(ar->buf);
+	free(ar->wname);
 	free(ar->name);
 	free(ar);
 }

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +9,8 @@
 #include "entry.h"
 #include "error.h"
 #include "out.h"
+
+static int unsafe(const char *archive, const char *entry, const char *why);
 
 static bool has_control(const char *s)
 {
@@ -57,6 +61,34 @@ static bool reserved(const char *p, size_t n)
 	return false;
 }
 
+/*
+ * The form of an 8.3 short name that NTFS makes up for a long one
+ * (CUDNN6~1.DLL, PROGRA~1): at most 8 bytes, '~' and digits ending them,
+ * then at most one dot and 3 bytes. With short names on, such a name can
+ * already be another file's alias, and writing it writes that file.
+ */
+static bool short_alias(const char *p, size_t n)
+{
+	const char *dot = memchr(p, '.', n);
+	size_t base = dot ? (size_t)(dot - p) : n, d = base;
+
+	if (base > 8 || (dot && (n - base - 1 > 3 || memchr(dot + 1, '.', n - base - 1))))
+		return false;
+	while (d && p[d - 1] >= '0' && p[d - 1] <= '9')
+		d--;
+	return d < base && d > 1 && p[d - 1] == '~';
+}
+
+static bool is_utf8(const char *s)
+{
+	size_t n;
+
+	for (; *s; s += n)
+		if (!(n = cvm_utf8_len((const unsigned char *)s)))
+			return false;
+	return true;
+}
+
 const char *cvm_entry_windows_problem(const char *path)
 {
 	const char *p = path, *e;
@@ -67,16 +99,178 @@ const char *cvm_entry_windows_problem(const char *path)
 		return "':' in the name (a drive letter or an alternate data stream on Windows)";
 	if (strpbrk(path, "<>\"|?*"))
 		return "a character Windows does not allow in names (<>\"|?*)";
+	if (!is_utf8(path))
+		return "a name that is not UTF-8 (Windows names are Unicode)";
 	while (*p) {
 		e = strchrnul(p, '/');
 		if (e > p && (e[-1] == '.' || e[-1] == ' ') &&
 		    !(e - p == 1 && p[0] == '.') && !(e - p == 2 && p[0] == '.' && p[1] == '.'))
 			return "a name that ends in a dot or a space (Windows drops them)";
 		if (reserved(p, (size_t)(e - p)))
-			return "a reserved Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9)";
+			return "a reserved Windows device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9, "
+			       "COM\xc2\xb9-\xc2\xb3, LPT\xc2\xb9-\xc2\xb3)";
+		if (short_alias(p, (size_t)(e - p)))
+			return "a name of the 8.3 short-name form (NAME~N.EXT: on Windows it can be "
+			       "another file's short name)";
 		p = *e ? e + 1 : e;
 	}
 	return NULL;
+}
+
+/*
+ * The next code point of a UTF-8 name, as NTFS's upcase table compares it:
+ * ASCII, Latin-1, Latin Extended-A, Greek and Cyrillic letters upper-cased
+ * (the scripts a file name in an archive plausibly uses; elsewhere names
+ * compare exactly, and on Windows the extractor's exclusive create still
+ * sees a twin file). Bytes that are no UTF-8 stand for themselves.
+ */
+static uint32_t next_upper(const unsigned char **s)
+{
+	const unsigned char *p = *s;
+	size_t n = cvm_utf8_len(p);
+	uint32_t c;
+
+	if (n <= 1) {
+		*s = p + 1;
+		return n ? (p[0] >= 'a' && p[0] <= 'z' ? p[0] - 0x20u : p[0]) : 0x110000u + p[0];
+	}
+	c = p[0] & (0x7fu >> n);
+	for (size_t i = 1; i < n; i++)
+		c = c << 6 | (p[i] & 0x3fu);
+	*s = p + n;
+	if ((c >= 0xe0 && c <= 0xfe && c != 0xf7) || (c >= 0x3b1 && c <= 0x3cb && c != 0x3c2) ||
+	    (c >= 0x430 && c <= 0x44f))
+		return c - 0x20;
+	if (c == 0xff)
+		return 0x178;
+	if (c == 0x3c2)
+		return 0x3a3;
+	if (c >= 0x450 && c <= 0x45f)
+		return c - 0x50;
+	/* Latin Extended-A pairs: even upper, odd lower, but odd upper in 0139-0148 and 0179-017E. */
+	if ((c >= 0x100 && c <= 0x12f) || (c >= 0x132 && c <= 0x137) || (c >= 0x14a && c <= 0x177))
+		return c & ~1u;
+	if ((c >= 0x139 && c <= 0x148) || (c >= 0x179 && c <= 0x17e))
+		return c - !(c & 1);
+	return c;
+}
+
+/* Whether the n bytes at a and at b are one name to NTFS. */
+static bool same_upper(const char *a, const char *b, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)a, *q = (const unsigned char *)b;
+	const unsigned char *pe = p + n, *qe = q + n;
+
+	while (p < pe && q < qe)
+		if (next_upper(&p) != next_upper(&q))
+			return false;
+	return p == pe && q == qe;
+}
+
+static uint64_t hash_upper(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s, *e = p + n;
+	uint64_t h = 1469598103934665603u;
+
+	while (p < e)
+		h = (h ^ next_upper(&p)) * 1099511628211u;
+	return h;
+}
+
+/* Every name a Windows archive used so far (the folders its files imply too). */
+struct cvm_entry_names {
+	struct seen {
+		char *path;	/* NULL: a free slot */
+		size_t len;
+		bool dir;
+	} *v;
+	size_t cap, n;
+};
+
+void cvm_entry_state_free(struct cvm_entry_state *st)
+{
+	if (!st->names)
+		return;
+	for (size_t i = 0; i < st->names->cap; i++)
+		free(st->names->v[i].path);
+	free(st->names->v);
+	free(st->names);
+	st->names = NULL;
+}
+
+/* The slot of the name NTFS would take s (n bytes) for, or the free slot where it goes. */
+static struct seen *seen_slot(struct cvm_entry_names *t, const char *s, size_t n)
+{
+	size_t i = (size_t)hash_upper(s, n) & (t->cap - 1);
+
+	while (t->v[i].path && !(t->v[i].len == n && same_upper(t->v[i].path, s, n)))
+		i = (i + 1) & (t->cap - 1);
+	return &t->v[i];
+}
+
+static int seen_grow(struct cvm_entry_names *t)
+{
+	struct cvm_entry_names b = { calloc(t->cap ? 2 * t->cap : 256, sizeof(*b.v)),
+				     t->cap ? 2 * t->cap : 256, t->n };
+
+	if (!b.v)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->v[i].path)
+			*seen_slot(&b, t->v[i].path, t->v[i].len) = t->v[i];
+	free(t->v);
+	*t = b;
+	return 0;
+}
+
+/*
+ * rest (below the top folder) against the names used before it, each of
+ * its folders and then itself: NTFS takes names that differ only in case
+ * for one, so such a twin would merge into the first (and the record
+ * name what is not on disk). Refused rather than merged: the same archive
+ * gives the same version on Linux (--platform windows-x86_64) and on
+ * Windows, and no cuDNN archive has one. A second file of one name, or a
+ * file and a folder, are refused as what they are.
+ */
+static int check_seen(struct cvm_entry_state *st, const char *archive_name, const char *path,
+		      const char *rest, bool dir)
+{
+	char msg[2 * 4096 + 64];
+	const char *e = rest;
+	struct seen *s;
+
+	if (!st->names && !(st->names = calloc(1, sizeof(*st->names))))
+		return -ENOMEM;
+	do {
+		size_t n;
+		bool here_dir;
+
+		e = strchrnul(e + (e != rest), '/');
+		n = (size_t)(e - rest);
+		here_dir = *e || dir;
+		if (2 * (st->names->n + 1) > st->names->cap && seen_grow(st->names) < 0)
+			return -ENOMEM;
+		s = seen_slot(st->names, rest, n);
+		if (!s->path) {
+			if (!(s->path = strndup(rest, n)))
+				return -ENOMEM;
+			s->len = n;
+			s->dir = here_dir;
+			st->names->n++;
+			continue;
+		}
+		if (memcmp(s->path, rest, n))
+			snprintf(msg, sizeof(msg), "'%.*s' and '%s' differ only in case (one name on "
+				 "Windows)", (int)n, rest, cvm_safe(s->path));
+		else if (s->dir && here_dir)
+			continue;
+		else if (s->dir != here_dir)
+			snprintf(msg, sizeof(msg), "a file and a folder both named '%s'", cvm_safe(s->path));
+		else
+			snprintf(msg, sizeof(msg), "a second entry named '%s'", cvm_safe(s->path));
+		return unsafe(archive_name, path, msg);
+	} while (*e);
+	return 0;
 }
 
 const char *cvm_entry_link_problem(const char *rel, const char *target)
@@ -188,6 +382,12 @@ int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
 		return 1;	/* the top folder itself */
 
 	rest = q + 1;
+	if (st->windows) {
+		int r = check_seen(st, archive_name, e->path, rest, e->type == CVM_ENTRY_DIR);
+
+		if (r < 0)
+			return r;
+	}
 	/* The legacy layout keeps libraries in lib64; the store always says lib. */
 	if (st->layout == CVM_LAYOUT_LEGACY && !strncmp(rest, "lib64", 5) &&
 	    (rest[5] == '/' || !rest[5])) {

@@ -31,6 +31,8 @@ struct cvm_entry_state {
 				 * are taken */
 	bool windows;		/* Windows' name rules too: set by the first entry when
 				 * the top folder is cudnn-windows-*, always on Windows */
+	struct cvm_entry_names *names;	/* with windows: the names used so far
+					 * (cvm_entry_state_free) */
 };
 
 /*
@@ -53,16 +55,23 @@ enum {
 int cvm_entry_check(struct cvm_entry_state *st, const char *archive_name,
 		    const struct cvm_entry *e, char *rel, size_t rel_len);
 
+/* Frees what cvm_entry_check kept in st (st stays usable, with no names seen). */
+void cvm_entry_state_free(struct cvm_entry_state *st);
+
 /* The name rules alone (for fuzzing and unit tests): NULL, or why not. */
 const char *cvm_entry_name_problem(const char *path);
 /*
  * The rules Windows adds, for each component of path (any separator):
- * no reserved device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9, with or
- * without an extension, in any case), no trailing dot or space (Windows
- * drops them, so two names would be one), no ':' (a drive letter or an
- * alternate data stream), no backslash (a second separator) and none of
- * <>"|?*. NULL, or why not. Names that differ only in case are refused by
- * the extractor on Windows (its exclusive create sees the first).
+ * no reserved device name (CON, PRN, AUX, NUL, COM1-9, LPT1-9 and COM or
+ * LPT with a superscript 1-3, with or without an extension, in any case),
+ * no trailing dot or space (Windows drops them, so two names would be one),
+ * no 8.3 short-name form (NAME~N.EXT: another file's alias), no ':' (a
+ * drive letter or an alternate data stream), no backslash (a second
+ * separator), none of <>"|?*, and UTF-8 (written as UTF-16). NULL, or why
+ * not. cvm_entry_check also refuses, in a Windows archive, a name that
+ * differs from an earlier one (or its folder) only in case, as NTFS
+ * compares them, a second entry of one name, and a file and a folder of
+ * one name.
  */
 const char *cvm_entry_windows_problem(const char *path);
 /* The symlink rule alone: NULL, or why not. rel is the link's own name. */

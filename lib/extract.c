@@ -51,7 +51,8 @@ static int unsafe(const char *archive, const char *entry, const char *why)
 }
 
 /* On Windows, names that differ only in case are one file. */
-#define SAME_NAME (CVM_WINDOWS ? "a second entry of the same name (Windows ignores case)" \
+/* On Windows entry.c names the twin first; here are those beyond its case table. */
+#define SAME_NAME (CVM_WINDOWS ? "a second entry of the same name (as Windows compares names)" \
 			       : "a second entry of the same name")
 
 /* Where the staging folder is, for messages ("No space left" must name the store). */
@@ -332,6 +333,7 @@ static int extract(int fd, const char *name, const struct cvm_extract_opts *o, i
 out:
 	if (pfd >= 0)
 		close(pfd);
+	cvm_entry_state_free(&x->state);
 	cvm_archive_free(ar);
 	free(buf);
 	return r;
@@ -533,6 +535,7 @@ int cvm_extract_check(int fd, const char *name, const struct cvm_extract_opts *o
 		r = cvm_cudnn_check_src(&src, name, t);
 	}
 out:
+	cvm_entry_state_free(&st);
 	cvm_archive_free(ar);
 	listing_free(&l);
 	return r;

@@ -253,7 +253,12 @@ static int report(const struct cvm_ctx *ctx, struct cvm_install *in, bool alread
 	if (!already && !cvm_plan_dry(&ctx->plan))
 		cvm_closure_warn(ctx, in->cuda, in->cuda_major, in->id);
 	if (!cvm_out.json) {
-		if (already)
+		/* --force swaps the folders in one step, which Windows has no call for yet (store.c). */
+		if (already && CVM_WINDOWS)
+			cvm_info("%s is already installed in %s (to reinstall it: cudnnvm uninstall %s "
+				 "--cuda %d.x, then install again)", in->id, path, in->version,
+				 in->cuda_major);
+		else if (already)
 			cvm_info("%s is already installed in %s (--force reinstalls it)", in->id, path);
 		else if (cvm_plan_dry(&ctx->plan))
 			cvm_info("dry run: %s would be installed in %s; nothing was changed", in->id, path);
@@ -354,9 +359,11 @@ static int same_as_installed(struct cvm_ctx *ctx, const struct cvm_install *in, 
 		return r;
 	if (strcmp(rec.archive_sha256, got))
 		r = cvm_err(-CVM_E_INTEGRITY, "%s is installed already, from another archive (%s, "
-			    "SHA-256 %s); '%s' has SHA-256 %s: --force replaces the installed "
-			    "version with this archive", in->id, cvm_safe(rec.archive ? rec.archive : "?"),
-			    rec.archive_sha256, cvm_safe(in->archive), got);
+			    "SHA-256 %s); '%s' has SHA-256 %s: %s", in->id,
+			    cvm_safe(rec.archive ? rec.archive : "?"), rec.archive_sha256,
+			    cvm_safe(in->archive), got, CVM_WINDOWS
+			    ? "uninstall the installed version first to install this archive"
+			    : "--force replaces the installed version with this archive");
 	cvm_record_release(&rec);
 	return r;
 }

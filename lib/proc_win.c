@@ -411,10 +411,58 @@ int cvm_proc_users(const char *dir, struct cvm_proc_user **out, size_t *n)
 	return 0;
 }
 
-/* argv as one command line, quoted as CommandLineToArgvW reads it. */
+/*
+ * One argument onto line at len, as the C runtime splits a command line
+ * (CommandLineToArgvW's rules): in quotes only when it is empty or holds a
+ * space, a tab or a quote; backslashes literal except before a quote, where
+ * they are doubled and the quote escaped. plain: the program's name, and
+ * cmd.exe's own line after /c, which know no escapes: quoted when they
+ * hold a space or a tab, as they are otherwise. The new length.
+ */
+static size_t put_arg(wchar_t *line, size_t len, const wchar_t *a, bool plain)
+{
+	bool q = !*a || wcspbrk(a, plain ? L" \t" : L" \t\"") != NULL;
+	size_t bs = 0;
+
+	if (q)
+		line[len++] = L'"';
+	for (; *a; a++) {
+		if (*a == L'\\' && !plain) {
+			bs++;
+			continue;
+		}
+		for (bs = *a == L'"' && !plain ? 2 * bs + 1 : bs; bs; bs--)
+			line[len++] = L'\\';
+		line[len++] = *a;
+	}
+	for (bs *= q ? 2 : 1; bs; bs--)
+		line[len++] = L'\\';
+	if (q)
+		line[len++] = L'"';
+	return len;
+}
+
+/* Whether w names cmd.exe (cmd, CMD.EXE, C:\Windows\System32\cmd.exe), which reads its line its own way. */
+static bool is_cmd(const wchar_t *w)
+{
+	const wchar_t *b = w;
+
+	for (const wchar_t *p = w; *p; p++)
+		if (*p == L'\\' || *p == L'/' || *p == L':')
+			b = p + 1;
+	return !_wcsicmp(b, L"cmd") || !_wcsicmp(b, L"cmd.exe");
+}
+
+/*
+ * argv as one command line. For cmd.exe what follows /c (or /k) is its own
+ * command line, joined as typed at a prompt: cmd strips the first and the
+ * last quote of it when it begins with one and holds more than two, so
+ * such a line goes in one more pair (`cmd /c ""a b.bat" "x y""` runs
+ * "a b.bat" with "x y"); `cmd /c "echo a& echo b"` stays cmd's to parse.
+ */
 static wchar_t *command_line(char *const argv[])
 {
-	size_t cap = 1, i, len = 0;
+	size_t cap = 5, i, len = 0, own = 0, at = 0, quotes = 0;
 	wchar_t *line, **w;
 	int argc = 0;
 
@@ -433,24 +481,20 @@ static wchar_t *command_line(char *const argv[])
 	if (!line)
 		goto fail;
 	for (i = 0; i < (size_t)argc; i++) {
-		const wchar_t *a = w[i];
-		size_t bs = 0;
-
 		if (i)
 			line[len++] = L' ';
-		line[len++] = L'"';
-		for (; *a; a++) {
-			if (*a == L'\\') {
-				bs++;
-				continue;
-			}
-			/* Backslashes are literal, except before a quote: doubled, and the quote escaped. */
-			for (bs = *a == L'"' ? 2 * bs + 1 : bs; bs; bs--)
-				line[len++] = L'\\';
-			line[len++] = *a;
-		}
-		for (bs *= 2; bs; bs--)
-			line[len++] = L'\\';
+		if (own && i == own)
+			at = len;
+		len = put_arg(line, len, w[i], i == 0 || (own && i >= own));
+		if (!own && i && is_cmd(w[0]) && (!_wcsicmp(w[i], L"/c") || !_wcsicmp(w[i], L"/k")))
+			own = i + 1;
+	}
+	for (i = at; own && at && i < len; i++)
+		quotes += line[i] == L'"';
+	if (quotes > 2 && line[at] == L'"') {
+		memmove(line + at + 1, line + at, (len - at) * sizeof(*line));
+		line[at] = L'"';
+		len++;
 		line[len++] = L'"';
 	}
 	line[len] = L'\0';

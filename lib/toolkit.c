@@ -724,6 +724,21 @@ int cvm_toolkit_default(const char *root, const struct cvm_toolkit *t, size_t n)
 	return default_index(root, prefix, t, n);
 }
 
+/* Whether s is "X.x" or "X" (a CUDA major alone); *major is X. */
+static bool major_only(const char *s, int *major)
+{
+	char *end;
+	long v;
+
+	if (*s < '1' || *s > '9')
+		return false;
+	v = strtol(s, &end, 10);
+	if (v > 99 || (*end && strcmp(end, ".x") && strcmp(end, ".X")))
+		return false;
+	*major = (int)v;
+	return true;
+}
+
 int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *out)
 {
 	struct cvm_toolkit *t = NULL;
@@ -736,19 +751,29 @@ int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *o
 	r = root_prefix(root, prefix, sizeof(prefix));
 	if (r < 0)
 		goto out;
-	if (cuda && (parse_xy(cuda, strlen(cuda), &major, &minor, &used) < 0 || cuda[used])) {
-		r = cvm_err(-CVM_E_VERSION, "invalid CUDA version '%s' (expected X.Y, e.g. 12.4)",
-			    cvm_safe(cuda));
+	/* X.x (or X), as install takes it: the one toolkit of that major. */
+	if (cuda && major_only(cuda, &major))
+		minor = -1;
+	else if (cuda && (parse_xy(cuda, strlen(cuda), &major, &minor, &used) < 0 || cuda[used])) {
+		r = cvm_err(-CVM_E_VERSION, "invalid CUDA version '%s' (expected X.Y, e.g. 12.4, "
+			    "or X.x)", cvm_safe(cuda));
 		goto out;
 	}
 	r = cvm_toolkits_find(root, &t, &n);
 	if (r < 0)
 		goto out;
 	if (cuda) {
-		snprintf(want, sizeof(want), "/usr/local/cuda-%d.%d", major, minor);
 		for (size_t i = 0; i < n; i++) {
-			if (t[i].major != major || t[i].minor != minor)
+			if (t[i].major != major || (minor >= 0 && t[i].minor != minor))
 				continue;
+			if (pick >= 0 && t[pick].minor != t[i].minor) {
+				list = found_list(t, n);
+				r = cvm_err(-CVM_E_NOTFOUND, "--cuda %s: more than one CUDA %d toolkit "
+					    "(found: %s); give X.Y", cvm_safe(cuda), major,
+					    list ? list : "?");
+				goto out;
+			}
+			snprintf(want, sizeof(want), "/usr/local/cuda-%d.%d", major, t[i].minor);
 			if (pick < 0 || strcmp(t[i].display, want) == 0)
 				pick = (int)i;
 		}
@@ -762,9 +787,8 @@ int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *o
 	if (pick < 0 || !t) {
 		list = found_list(t, n);
 		if (cuda)
-			r = cvm_err(-CVM_E_NOTFOUND, "no CUDA %d.%d toolkit under '%s' (found: %s)",
-				    major, minor, cvm_safe(prefix[0] ? prefix : "/"),
-				    list ? list : "?");
+			r = cvm_err(-CVM_E_NOTFOUND, "no CUDA %s toolkit under '%s' (found: %s)",
+				    cvm_safe(cuda), cvm_safe(prefix[0] ? prefix : "/"), list ? list : "?");
 		else
 			r = cvm_err(-CVM_E_NOTFOUND, "no --cuda given and '/usr/local/cuda' does "
 				    "not point to a toolkit (found: %s)", list ? list : "?");

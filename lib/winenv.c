@@ -11,6 +11,7 @@
 #include <windows.h>
 
 #include "compat.h"
+#include "out.h"
 #include "winenv.h"
 
 static const wchar_t SYSTEM_KEY[] = L"SYSTEM\\CurrentControlSet\\Control\\Session Manager\\Environment";
@@ -32,8 +33,8 @@ static int open_key(enum cvm_env_scope s, REGSAM sam, HKEY *k)
 	return e == ERROR_SUCCESS ? 0 : -cvm_errno_from_win((unsigned long)e);
 }
 
-/* The value as UTF-16, NUL-terminated, malloc'd: 0, -ENOENT, -errno. */
-static int get_wide(enum cvm_env_scope s, const wchar_t *name, wchar_t **out)
+/* The value as UTF-16, NUL-terminated, malloc'd, and its type (may be NULL): 0, -ENOENT, -errno. */
+static int get_typed(enum cvm_env_scope s, const wchar_t *name, wchar_t **out, DWORD *vtype)
 {
 	HKEY k;
 	DWORD type, size = 0;
@@ -71,6 +72,8 @@ static int get_wide(enum cvm_env_scope s, const wchar_t *name, wchar_t **out)
 		buf[size / sizeof(wchar_t)] = L'\0';
 		*out = buf;
 		buf = NULL;
+		if (vtype)
+			*vtype = type;
 		r = 0;
 		break;
 	}
@@ -79,7 +82,12 @@ static int get_wide(enum cvm_env_scope s, const wchar_t *name, wchar_t **out)
 	return r;
 }
 
-static int set_wide(enum cvm_env_scope s, const wchar_t *name, const wchar_t *value)
+static int get_wide(enum cvm_env_scope s, const wchar_t *name, wchar_t **out)
+{
+	return get_typed(s, name, out, NULL);
+}
+
+static int set_typed(enum cvm_env_scope s, const wchar_t *name, const wchar_t *value, DWORD type)
 {
 	HKEY k;
 	LONG e;
@@ -89,7 +97,7 @@ static int set_wide(enum cvm_env_scope s, const wchar_t *name, const wchar_t *va
 	if (r < 0)
 		return r;
 	if (value)
-		e = RegSetValueExW(k, name, 0, REG_EXPAND_SZ, (const BYTE *)value,
+		e = RegSetValueExW(k, name, 0, type, (const BYTE *)value,
 				   (DWORD)((wcslen(value) + 1) * sizeof(wchar_t)));
 	else
 		e = RegDeleteValueW(k, name);
@@ -97,6 +105,11 @@ static int set_wide(enum cvm_env_scope s, const wchar_t *name, const wchar_t *va
 	if (!value && e == ERROR_FILE_NOT_FOUND)
 		return 0;
 	return e == ERROR_SUCCESS ? 0 : -cvm_errno_from_win((unsigned long)e);
+}
+
+static int set_wide(enum cvm_env_scope s, const wchar_t *name, const wchar_t *value)
+{
+	return set_typed(s, name, value, REG_EXPAND_SZ);
 }
 
 int cvm_winenv_get(enum cvm_env_scope s, const char *name, char **value)
@@ -227,11 +240,37 @@ static wchar_t *edit(const wchar_t *old, wchar_t *const *drop, size_t ndrop, con
 	return out;
 }
 
+/*
+ * What a new PATH value means beyond its entries. Its type stays as found
+ * (REG_SZ is read as it is written; REG_EXPAND_SZ expands %VAR%), unless
+ * the entry added names a variable, which only REG_EXPAND_SZ expands: then
+ * it changes, and is said. A value longer than Windows passes to a new
+ * program (32,767 characters with its NUL) is said when it is written
+ * (the plan of a dry run computes the value too: said once).
+ */
+static void path_notes(enum cvm_env_scope s, const wchar_t *neu, const wchar_t *add, DWORD *type,
+		       bool write)
+{
+	size_t n = wcslen(neu);
+
+	if (*type == REG_SZ && add && wcschr(add, L'%')) {
+		*type = REG_EXPAND_SZ;
+		if (write)
+			cvm_info("changed %s\\Path from REG_SZ to REG_EXPAND_SZ: the entry added names "
+				 "a variable, which only REG_EXPAND_SZ expands", cvm_winenv_key_name(s));
+	}
+	if (n > 32766 && write)
+		cvm_warn("%s\\Path is now %zu characters long: Windows passes at most 32,767 "
+			 "characters of a variable to a new program, which will not see its end",
+			 cvm_winenv_key_name(s), n);
+}
+
 int cvm_winenv_path_edit(enum cvm_env_scope s, const char *const *drop, size_t ndrop,
 			 const char *add, const char *before, bool write, bool *changed,
 			 char **shown)
 {
 	wchar_t *old = NULL, *neu = NULL, *wadd = NULL, *wbefore = NULL, **wdrop;
+	DWORD type = REG_EXPAND_SZ;
 	int r;
 
 	if (changed)
@@ -250,7 +289,7 @@ int cvm_winenv_path_edit(enum cvm_env_scope s, const char *const *drop, size_t n
 	if (r == 0 && before && !(wbefore = cvm_wide(before)))
 		r = -ENOMEM;
 	if (r == 0) {
-		r = get_wide(s, L"Path", &old);
+		r = get_typed(s, L"Path", &old, &type);
 		if (r == -ENOENT) {
 			old = calloc(1, sizeof(wchar_t));
 			r = old ? 0 : -ENOMEM;
@@ -261,9 +300,10 @@ int cvm_winenv_path_edit(enum cvm_env_scope s, const char *const *drop, size_t n
 	if (r == 0 && wcscmp(old, neu)) {
 		if (changed)
 			*changed = true;
+		path_notes(s, neu, wadd, &type, write);
 		/* An empty PATH is deleted rather than left as "" (a user PATH of ours alone). */
 		if (write)
-			r = set_wide(s, L"Path", neu[0] || s == CVM_ENV_SYSTEM ? neu : NULL);
+			r = set_typed(s, L"Path", neu[0] || s == CVM_ENV_SYSTEM ? neu : NULL, type);
 	}
 	if (r == 0 && shown && !(*shown = cvm_utf8(neu)))
 		r = -ENOMEM;

@@ -137,6 +137,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)cvm_archive_position(a);
 	}
 	(void)cvm_archive_format(a);
+	cvm_entry_state_free(&st);
 	cvm_archive_free(a);
 	return 0;
 }

@@ -141,7 +141,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FUZZ_ASSERT(memchr(rel, '\0', rel_len), "'%s': rel not terminated", path);
 			fuzz_assert_accepted(&e, rel);
 		}
-		if (m->exact) {
+		/* A Windows archive's earlier names (twins in case) can refuse what the rules take. */
+		if (m->exact && !(st.windows && m->r == 0 && r == -CVM_E_UNSAFE)) {
 			FUZZ_ASSERT(r == m->r, "'%s' (type %d, link '%s'): returned %d, rules say %d",
 				    path, (int)type, link, r, m->r);
 			if (r == 0)
@@ -158,6 +159,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		free(path);
 		free(link);
 	}
+	cvm_entry_state_free(&st);
 	free(rel);
 	free(m);
 	return 0;

@@ -145,6 +145,49 @@ static void test_hex_header_id(void)
 	      "id without CUDA refused");
 }
 
+/*
+ * Names NTFS takes for one, in a Windows archive on any host: a folder or a
+ * file differing only in case (Latin-1, Greek and Cyrillic letters too), a
+ * second entry of a name, a file and a folder of one name.
+ */
+static void test_windows_twins(struct cvm_entry_state *st)
+{
+	static const struct {
+		const char *path;
+		enum cvm_entry_type type;
+		int want;
+	} v[] = {
+		{ "include/", CVM_ENTRY_DIR, 0 },
+		{ "include/", CVM_ENTRY_DIR, 0 },	/* a folder twice: one folder */
+		{ "bin/BIN.txt", CVM_ENTRY_FILE, 0 },
+		{ "BIN/x.dll", CVM_ENTRY_FILE, -CVM_E_UNSAFE },
+		{ "Bin/", CVM_ENTRY_DIR, -CVM_E_UNSAFE },
+		{ "include/Sub/a.h", CVM_ENTRY_FILE, 0 },
+		{ "include/sub/b.h", CVM_ENTRY_FILE, -CVM_E_UNSAFE },
+		{ "lib/x64/CUDNN.LIB", CVM_ENTRY_FILE, -CVM_E_UNSAFE },
+		{ "bin/cudnn64_9.dll", CVM_ENTRY_FILE, -CVM_E_UNSAFE },	/* a duplicate */
+		{ "bin/cudnn64_9.dll/x", CVM_ENTRY_FILE, -CVM_E_UNSAFE },	/* under a file */
+		{ "include/Sub", CVM_ENTRY_FILE, -CVM_E_UNSAFE },	/* a file where a folder is */
+		{ "doc/\xc3\xa9t\xc3\xa9.txt", CVM_ENTRY_FILE, 0 },
+		{ "doc/\xc3\x89T\xc3\x89.TXT", CVM_ENTRY_FILE, -CVM_E_UNSAFE },
+		{ "doc/\xce\xb1.txt", CVM_ENTRY_FILE, 0 },
+		{ "doc/\xce\x91.txt", CVM_ENTRY_FILE, -CVM_E_UNSAFE },
+		{ "doc/\xd0\xb6.txt", CVM_ENTRY_FILE, 0 },
+		{ "doc/\xd0\x96.txt", CVM_ENTRY_FILE, -CVM_E_UNSAFE },
+		{ "doc/\xc5\x82.txt", CVM_ENTRY_FILE, 0 },
+		{ "doc/\xc5\x81.txt", CVM_ENTRY_FILE, -CVM_E_UNSAFE },
+		{ "doc/ss.txt", CVM_ENTRY_FILE, 0 },
+		{ "doc/\xc3\x9f.txt", CVM_ENTRY_FILE, 0 },	/* NTFS keeps sharp s apart from ss */
+	};
+	char path[512], rel[4096];
+
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+		snprintf(path, sizeof(path), "cudnn-windows-x86_64-9.1.0.70_cuda12-archive/%s", v[i].path);
+		CHECK_INT(check(st, path, v[i].type, NULL, rel), v[i].want, "windows zip: '%s'",
+			  v[i].path);
+	}
+}
+
 /* Windows' name rules: on for cudnn-windows-* archives (and always on Windows). */
 static void test_windows_names(void)
 {
@@ -153,12 +196,14 @@ static void test_windows_names(void)
 		"bin/COM1", "bin/com9.dll", "bin/LPT1", "bin/lpt3.lib", "bin/CONOUT$", "bin/COM\xc2\xb9",
 		"bin/x.dll.", "bin/x.dll ", "bin./x", "lib /x.lib", "bin/x.dll:evil", "C:/Windows/x.dll",
 		"c:x", "bin\\..\\..\\x.dll", "bin\\x.dll", "bin/a<b", "bin/a|b", "bin/a?", "bin/a*",
-		"bin/a\"b",
+		"bin/a\"b", "bin/CUDNN6~1.DLL", "include/CUDNN~1.H", "PROGR~12/x", "bin/ab~1",
+		"bin/lpt\xc2\xb3.h", "bin/Com\xc2\xb2", "bin/x\xff.dll",
 	};
 	static const char *const good[] = {
 		"bin/cudnn64_9.dll", "bin/cudnn_ops64_9.dll", "include/cudnn.h", "lib/x64/cudnn.lib",
 		"bin/console.dll", "bin/nul_x.dll", "bin/com10.dll", "bin/lpt.dll", "bin/COM0x", "a/./b",
-		"LICENSE", ".hidden", "bin/x.dll.bak",
+		"LICENSE", ".hidden", "bin/x.dll.bak", "bin/x\xc2\xb9.dll", "doc/a~b.txt",
+		"doc/long~1name.txt", "doc/ab~1.html", "doc/~1.h", "doc/a.b~1.c", "bin/COM\xc2\xb4",
 	};
 	struct cvm_entry_state st;
 	char rel[4096];
@@ -171,6 +216,8 @@ static void test_windows_names(void)
 	      "windows: the reason names a reserved device name");
 	CHECK(strstr(cvm_entry_windows_problem("bin/x:y") ?: "", "alternate data stream") != NULL,
 	      "windows: the reason names alternate data streams");
+	CHECK(strstr(cvm_entry_windows_problem("bin/CUDNN6~1.DLL") ?: "", "8.3 short-name") != NULL,
+	      "windows: the reason names the 8.3 short-name form");
 
 	/* In an archive: a Windows top folder turns the rules on. */
 	memset(&st, 0, sizeof(st));
@@ -190,6 +237,8 @@ static void test_windows_names(void)
 			NULL, rel), -CVM_E_UNSAFE, "windows zip: a trailing dot and space refused");
 	CHECK_INT(check(&st, "cudnn-windows-x86_64-9.1.0.70_cuda12-archive/bin\\..\\..\\x.dll",
 			CVM_ENTRY_FILE, NULL, rel), -CVM_E_UNSAFE, "windows zip: backslash traversal refused");
+	test_windows_twins(&st);
+	cvm_entry_state_free(&st);
 
 	/* A Linux tarball keeps Linux's rules (on Linux): a colon is a name like any other. */
 	memset(&st, 0, sizeof(st));

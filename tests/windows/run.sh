@@ -139,8 +139,9 @@ if printf '%s' "$OUT" | grep -q '^usage: cudnnvm'; then ok "--help prints the us
 cvm install --help
 rc_is 0 "install --help exits 0"
 
-# ---- the cross-built unit tests
+# ---- the cross-built unit tests (not when WIN_ONLY names the scripts to run)
 for t in "$WIN_O"/tests/test_*.exe; do
+	[ -z "${WIN_ONLY:-}" ] || break
 	[ -f "$t" ] || continue
 	name=$(basename "$t" .exe)
 	(cd "$TMP" && unset TMPDIR && run_win "$t") >"$TMP/unit.log" 2>&1
@@ -181,6 +182,15 @@ else
 	not_ok "the installed DLL is the zip's"
 fi
 store_clean "only $ID91 in the store, staging empty" "$ID91"
+
+# WIN_ONLY="t_a.sh t_b.sh": only these scripts (in that order) after the install above.
+if [ -n "${WIN_ONLY:-}" ]; then
+	for s in $WIN_ONLY; do
+		# shellcheck source=/dev/null
+		source "$HERE/$s"
+	done
+	finish
+fi
 
 cvm --json list
 rc_is 0 "list --json exits 0"
@@ -394,6 +404,14 @@ source "$HERE/t_doctor.sh"
 # ---- framework truth: doctor --python on a Windows venv
 # shellcheck source=t_frameworks.sh
 source "$HERE/t_frameworks.sh"
+
+# ---- names as NTFS sees them (tests/windows/t_names.sh)
+# shellcheck source=t_names.sh
+source "$HERE/t_names.sh"
+
+# ---- the Windows habits: exec's command line, messages (tests/windows/t_habits.sh)
+# shellcheck source=t_habits.sh
+source "$HERE/t_habits.sh"
 
 # ---- export, then uninstall
 cvm export "$ID91" "$(winpath "$TMP/bundle.cvm")"
