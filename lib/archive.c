@@ -353,12 +353,25 @@ int cvm_archive_open_fd(int fd, const char *name, struct cvm_archive **out)
 	return cvm_archive_open(fd, name, NULL, out);
 }
 
+/*
+ * "./cudnn-.../lib/x" is "cudnn-.../lib/x", as tar reads it: GNU tar writes
+ * names so with `tar -C dir -cf x .`. Only the prefix goes ("./" again and
+ * again); what follows is the entry rules' to judge ("./../x", ".//etc").
+ */
+static const char *strip_dot(const char *p)
+{
+	while (p && p[0] == '.' && p[1] == '/')
+		p += 2;
+	return p;
+}
+
 int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 {
 	struct archive_entry *ae;
 	const char *hl, *sl;
 	int r;
 
+again:
 	r = archive_read_next_header(ar->a, &ae);
 	if (r == ARCHIVE_EOF)
 		return 0;
@@ -377,13 +390,18 @@ int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 	if (!e->path)
 		return cvm_err(-CVM_E_UNSAFE, "unsafe archive '%s': an entry has no readable name",
 			       cvm_safe(ar->name));
+	e->path = strip_dot(e->path);
+	/* "." or "./": the folder the archive was made in, which is the destination itself. */
+	if ((!e->path[0] || !strcmp(e->path, ".")) && archive_entry_filetype(ae) == AE_IFDIR &&
+	    !archive_entry_hardlink(ae))
+		goto again;
 	e->mode = archive_entry_perm(ae) & 07777;
 	e->size = archive_entry_size_is_set(ae) ? archive_entry_size(ae) : -1;
 	hl = archive_entry_hardlink(ae);
 	sl = archive_entry_symlink(ae);
 	if (hl) {
 		e->type = CVM_ENTRY_HARDLINK;
-		e->link = hl;
+		e->link = strip_dot(hl);
 		return 1;
 	}
 	switch (archive_entry_filetype(ae)) {
