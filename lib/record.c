@@ -262,19 +262,33 @@ static bool is_hex64(const char *s)
 	return true;
 }
 
+/* One of the two lists, whole, into *buf (the caller frees): text with no NUL in it. */
+static int read_list(int dirfd, const char *name, const char *file, char *why, size_t whylen,
+		     char **buf)
+{
+	size_t len;
+	int e = cvm_read_regular_at(dirfd, file, O_NOFOLLOW, 64 << 20, buf, &len);
+
+	if (e < 0)
+		return fault(e, name, file, why, whylen, ": %s", cvm_strerror(e));
+	if (memchr(*buf, '\0', len))
+		return fault(-CVM_E_MANIFEST, name, file, why, whylen, ": a NUL byte in it");
+	return 0;
+}
+
 /* files.sha256: "<64 hex>  <path>" lines, into files (in the file's order). */
 static int read_sums(int dirfd, const char *name, struct cvm_filelist *files, char *why,
 		     size_t whylen)
 {
 	char *buf = NULL, *line, *save = NULL;
-	size_t len, no = 0;
+	size_t no = 0;
 	int e;
 
-	e = cvm_read_regular_at(dirfd, FILES_SHA256, O_NOFOLLOW, 64 << 20, &buf, &len);
-	if (e < 0)
-		return fault(e, name, FILES_SHA256, why, whylen, ": %s", cvm_strerror(e));
-	if (memchr(buf, '\0', len))
-		e = fault(-CVM_E_MANIFEST, name, FILES_SHA256, why, whylen, ": a NUL byte in it");
+	e = read_list(dirfd, name, FILES_SHA256, why, whylen, &buf);
+	if (e < 0) {
+		free(buf);
+		return e;
+	}
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
 		no++;
 		if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' || line[65] != ' ') {
@@ -294,14 +308,14 @@ static int read_links(int dirfd, const char *name, struct cvm_filelist *files, c
 		      size_t whylen)
 {
 	char *buf = NULL, *line, *save = NULL;
-	size_t len, no = 0;
+	size_t no = 0;
 	int e;
 
-	e = cvm_read_regular_at(dirfd, LINKS, O_NOFOLLOW, 64 << 20, &buf, &len);
-	if (e < 0)
-		return fault(e, name, LINKS, why, whylen, ": %s", cvm_strerror(e));
-	if (memchr(buf, '\0', len))
-		e = fault(-CVM_E_MANIFEST, name, LINKS, why, whylen, ": a NUL byte in it");
+	e = read_list(dirfd, name, LINKS, why, whylen, &buf);
+	if (e < 0) {
+		free(buf);
+		return e;
+	}
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
 		char *sep = strchr(line, '\t');
 		size_t skip = 1;

@@ -204,13 +204,14 @@ assert_rc 3 "same size, other bytes: verify exits 3"
 assert_stderr_line "$ID8: modified: lib/libcudnn.so.8.9.7" "same size, other bytes: verify names it (no size to show)"
 reinstall
 # a version installed before sizes were recorded verifies by hash alone
-python3 - "$V8/.cudnnvm/record.json" <<'PY'
-import json, sys
+edit_record() { # PYTHON-STATEMENT on d, the record.json of 8.9.7
+	python3 -c 'import json, sys
 p = sys.argv[1]
 d = json.load(open(p))
-del d["sizes"]
-json.dump(d, open(p, "w"))
-PY
+exec(sys.argv[2])
+json.dump(d, open(p, "w"))' "$V8/.cudnnvm/record.json" "$1"
+}
+edit_record 'del d["sizes"]'
 cvm verify 8.9.7
 assert_rc 0 "a record without sizes (an older install) verifies"
 printf 'more\n' >>"$V8/include/cudnn.h"
@@ -218,13 +219,7 @@ cvm verify 8.9.7
 assert_rc 3 "a record without sizes: a grown file is still found (by its hash)"
 assert_stderr_line "$ID8: modified: include/cudnn.h" "a record without sizes: names the file"
 reinstall
-python3 - "$V8/.cudnnvm/record.json" <<'PY'
-import json, sys
-p = sys.argv[1]
-d = json.load(open(p))
-d["sizes"] = d["sizes"][1:]
-json.dump(d, open(p, "w"))
-PY
+edit_record 'd["sizes"] = d["sizes"][1:]'
 printf 'x' >>"$V8/include/cudnn.h"
 cvm verify 8.9.7
 assert_rc 3 "record.json's sizes one short (not of this list): not used, the hashes decide"
