@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include <archive_entry.h>
 
 #include "archive.h"
+#include "compat.h"
 #include "digest.h"
 #include "error.h"
 #include "fsutil.h"
@@ -236,6 +239,222 @@ static ssize_t read_head(int fd, const struct cvm_archive_opts *o, unsigned char
 	return (ssize_t)have;
 }
 
+/*
+ * A zip says what it holds twice: in its central directory (what a reader
+ * that seeks, as libarchive does here, takes) and in the local header before
+ * each entry's data (what a reader of a stream takes). An archive where the
+ * two disagree installs one thing and shows a checker another: it is
+ * refused, as is a folder entry carrying data (a reader drops the data).
+ */
+static uint16_t le16(const unsigned char *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}
+
+static uint32_t le32(const unsigned char *p)
+{
+	return (uint32_t)le16(p) | (uint32_t)le16(p + 2) << 16;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
+}
+
+struct zip_entry {
+	const unsigned char *name;
+	size_t nlen;
+	uint32_t crc;
+	uint64_t csize, usize, offset;
+	uint16_t flags, method;
+};
+
+/* The ZIP64 extra field's values of the fields that are 0xffffffff (usize, csize, offset, in that order). */
+static void zip64_extra(const unsigned char *x, size_t len, struct zip_entry *z)
+{
+	while (len >= 4) {
+		size_t n = le16(x + 2);
+		const unsigned char *p = x + 4, *end = x + 4 + n;
+		if (n > len - 4)
+			return;
+		if (le16(x) == 1) {
+			if (z->usize == 0xffffffff && p + 8 <= end) {
+				z->usize = le64(p);
+				p += 8;
+			}
+			if (z->csize == 0xffffffff && p + 8 <= end) {
+				z->csize = le64(p);
+				p += 8;
+			}
+			if (z->offset == 0xffffffff && p + 8 <= end)
+				z->offset = le64(p);
+			return;
+		}
+		x = end;
+		len -= 4 + n;
+	}
+}
+
+static int zip_bad(const char *name, const struct zip_entry *z, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int zip_bad(const char *name, const struct zip_entry *z, const char *fmt, ...)
+{
+	char what[256], ename[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(ename, sizeof(ename), "%.*s", (int)(z->nlen < 1000 ? z->nlen : 1000), z->name);
+	return cvm_err(-CVM_E_CORRUPT, "corrupt archive '%s': entry '%s' %s", cvm_safe(name),
+		       cvm_safe(ename), what);
+}
+
+/* One central directory entry against its local header. 0 or -CVM_E_CORRUPT (printed). */
+static int zip_local(int fd, const char *name, const struct zip_entry *c)
+{
+	unsigned char h[30], *lname = NULL;
+	struct zip_entry l = { 0 };
+	size_t n, x;
+	int r = 0;
+
+	if (cvm_pread(fd, h, sizeof(h), c->offset) != (ssize_t)sizeof(h) || le32(h) != 0x04034b50)
+		return zip_bad(name, c, "has no local header where the central directory says");
+	n = le16(h + 26);
+	x = le16(h + 28);
+	lname = malloc(n + x + 1);
+	if (!lname)
+		return -ENOMEM;
+	if (cvm_pread(fd, lname, n + x, c->offset + 30) != (ssize_t)(n + x)) {
+		r = zip_bad(name, c, "has a local header cut short");
+		goto out;
+	}
+	l.flags = le16(h + 6);
+	l.method = le16(h + 8);
+	l.crc = le32(h + 14);
+	l.csize = le32(h + 18);
+	l.usize = le32(h + 22);
+	zip64_extra(lname + n, x, &l);
+	if (n != c->nlen || memcmp(lname, c->name, n)) {
+		char other[1024];
+		snprintf(other, sizeof(other), "%.*s", (int)(n < 1000 ? n : 1000), lname);
+		r = zip_bad(name, c, "is named '%s' in its local header", cvm_safe(other));
+	} else if (l.method != c->method) {
+		r = zip_bad(name, c, "is compressed with method %u in the central directory, %u in "
+			    "its local header", c->method, l.method);
+	} else if (l.flags & 8) {
+		/* Sizes and CRC after the data (bit 3): the local header has none to compare. */
+	} else if (l.usize != c->usize || l.csize != c->csize) {
+		r = zip_bad(name, c, "has %llu bytes (%llu compressed) in the central directory, "
+			    "%llu (%llu) in its local header", (unsigned long long)c->usize,
+			    (unsigned long long)c->csize, (unsigned long long)l.usize,
+			    (unsigned long long)l.csize);
+	} else if (l.crc != c->crc) {
+		r = zip_bad(name, c, "has CRC-32 %08x in the central directory, %08x in its local "
+			    "header", (unsigned)c->crc, (unsigned)l.crc);
+	}
+out:
+	free(lname);
+	return r;
+}
+
+/* Where the central directory is, from the end record (and ZIP64's). 0, or -CVM_E_CORRUPT. */
+static int zip_directory(int fd, uint64_t size, uint64_t *off, uint64_t *len, uint64_t *count)
+{
+	enum { TAIL = 22 + 0xffff };
+	size_t n = size < TAIL ? (size_t)size : TAIL, i;
+	unsigned char *tail = malloc(TAIL), z64[56];
+	int r = -CVM_E_CORRUPT;
+
+	if (!tail || n < 22 || cvm_pread(fd, tail, n, size - n) != (ssize_t)n)
+		goto out;
+	for (i = n - 22 + 1; i-- > 0;)
+		if (le32(tail + i) == 0x06054b50)
+			break;
+	if (i == (size_t)-1)
+		goto out;
+	*count = le16(tail + i + 10);
+	*len = le32(tail + i + 12);
+	*off = le32(tail + i + 16);
+	r = 0;
+	if (*count != 0xffff && *len != 0xffffffff && *off != 0xffffffff)
+		goto out;
+	/* ZIP64: the locator just before the end record says where its own end record is. */
+	r = -CVM_E_CORRUPT;
+	if (i < 20 || le32(tail + i - 20) != 0x07064b50 ||
+	    cvm_pread(fd, z64, sizeof(z64), le64(tail + i - 12)) != (ssize_t)sizeof(z64) ||
+	    le32(z64) != 0x06064b50)
+		goto out;
+	*count = le64(z64 + 32);
+	*len = le64(z64 + 40);
+	*off = le64(z64 + 48);
+	r = 0;
+out:
+	free(tail);
+	return r;
+}
+
+static bool zip_is_dir(const struct zip_entry *z, uint16_t made_by, uint32_t ext)
+{
+	return (z->nlen && z->name[z->nlen - 1] == '/') ||
+	       ((made_by >> 8) == 3 && ((ext >> 16) & 0170000) == 0040000) ||
+	       ((made_by >> 8) == 0 && (ext & 0x10));
+}
+
+/*
+ * Checks a seekable zip's central directory against its local headers.
+ * What libarchive finds wrong with the structure itself it says; here only
+ * the disagreements. 0, -CVM_E_CORRUPT (printed), -ENOMEM.
+ */
+static int zip_check(int fd, const char *name, uint64_t size)
+{
+	uint64_t off, len, count, i;
+	unsigned char *cd = NULL;
+	size_t at = 0;
+	int r = 0;
+
+	if (zip_directory(fd, size, &off, &len, &count) < 0 || off > size || len > size - off)
+		return 0;	/* libarchive says what is wrong with it */
+	if (len > (64u << 20))
+		return cvm_err(-CVM_E_CORRUPT, "corrupt archive '%s': a central directory of %llu "
+			       "bytes", cvm_safe(name), (unsigned long long)len);
+	cd = malloc(len ? (size_t)len : 1);
+	if (!cd)
+		return -ENOMEM;
+	if (cvm_pread(fd, cd, (size_t)len, off) != (ssize_t)len)
+		goto out;
+	for (i = 0; i < count && r == 0; i++) {
+		struct zip_entry c = { 0 };
+		size_t n, x, k;
+		if (len - at < 46 || le32(cd + at) != 0x02014b50)
+			break;	/* libarchive's to say */
+		n = le16(cd + at + 28);
+		x = le16(cd + at + 30);
+		k = le16(cd + at + 32);
+		if (len - at - 46 < n + x + k)
+			break;
+		c.flags = le16(cd + at + 8);
+		c.method = le16(cd + at + 10);
+		c.crc = le32(cd + at + 16);
+		c.csize = le32(cd + at + 20);
+		c.usize = le32(cd + at + 24);
+		c.offset = le32(cd + at + 42);
+		c.name = cd + at + 46;
+		c.nlen = n;
+		zip64_extra(cd + at + 46 + n, x, &c);
+		if (zip_is_dir(&c, le16(cd + at + 4), le32(cd + at + 38)) && c.usize)
+			r = zip_bad(name, &c, "is a folder that carries %llu bytes of data",
+				    (unsigned long long)c.usize);
+		if (r == 0)
+			r = zip_local(fd, name, &c);
+		at += 46 + n + x + k;
+	}
+out:
+	free(cd);
+	return r;
+}
+
 /* Starts our own decoder when fd holds an .xz file: 1 when it does, 0 not, or an error. */
 static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts *o)
 {
@@ -312,6 +531,16 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 		*out = ar;
 		return 0;
 	}
+	/* A zip read from a file (not a download as it arrives): its two directories must agree. */
+	if (!(o && o->gate)) {
+		unsigned char magic[4];
+		struct stat st;
+		if (cvm_pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "PK\3\4", 4) &&
+		    fstat(fd, &st) == 0 && (r = zip_check(fd, name, (uint64_t)st.st_size)) < 0) {
+			cvm_archive_free(ar);
+			return r;
+		}
+	}
 	/* Only what cuDNN ships: tar.xz (8.3+), tgz (legacy) and zip (Windows). */
 	archive_read_support_filter_xz(ar->a);
 	archive_read_support_filter_gzip(ar->a);
@@ -379,12 +608,25 @@ static const char *entry_name(struct cvm_archive *ar, struct archive_entry *ae)
 	return p ? p : archive_entry_pathname_utf8(ae);
 }
 
+/*
+ * "./cudnn-.../lib/x" is "cudnn-.../lib/x", as tar reads it: GNU tar writes
+ * names so with `tar -C dir -cf x .`. Only the prefix goes ("./" again and
+ * again); what follows is the entry rules' to judge ("./../x", ".//etc").
+ */
+static const char *strip_dot(const char *p)
+{
+	while (p && p[0] == '.' && p[1] == '/')
+		p += 2;
+	return p;
+}
+
 int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 {
 	struct archive_entry *ae;
 	const char *hl, *sl;
 	int r;
 
+again:
 	r = archive_read_next_header(ar->a, &ae);
 	if (r == ARCHIVE_EOF)
 		return 0;
@@ -401,13 +643,18 @@ int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 	if (!e->path)
 		return cvm_err(-CVM_E_UNSAFE, "unsafe archive '%s': an entry has no readable name",
 			       cvm_safe(ar->name));
+	e->path = strip_dot(e->path);
+	/* "." or "./": the folder the archive was made in, which is the destination itself. */
+	if ((!e->path[0] || !strcmp(e->path, ".")) && archive_entry_filetype(ae) == AE_IFDIR &&
+	    !archive_entry_hardlink(ae))
+		goto again;
 	e->mode = archive_entry_perm(ae) & 07777;
 	e->size = archive_entry_size_is_set(ae) ? archive_entry_size(ae) : -1;
 	hl = archive_entry_hardlink(ae);
 	sl = archive_entry_symlink(ae);
 	if (hl) {
 		e->type = CVM_ENTRY_HARDLINK;
-		e->link = hl;
+		e->link = strip_dot(hl);
 		return 1;
 	}
 	switch (archive_entry_filetype(ae)) {

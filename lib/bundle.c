@@ -148,6 +148,7 @@ static int check_tree(int vfd, const char *id, const struct cvm_filelist *want)
 		int c = i >= want->n ? 1 : j >= have.n ? -1 : strcmp(want->v[i].path, have.v[j].path);
 		const struct cvm_file *f = c > 0 ? &have.v[j++] : &want->v[i++];
 		const char *what = NULL, *why;
+		char size[96];
 
 		if (c < 0) {
 			what = "is named by its record but missing";
@@ -160,6 +161,11 @@ static int check_tree(int vfd, const char *id, const struct cvm_filelist *want)
 				what = "is not of the type its record says";
 			else if (f->link && strcmp(f->link, h->link))
 				what = "differs from its record (links)";
+			/* Its size first: a grown file is not read (nor written) to find it out. */
+			else if (!f->link && f->sized && f->size != h->size &&
+				 snprintf(size, sizeof(size), "has %llu bytes, its record says %llu",
+					  (unsigned long long)h->size, (unsigned long long)f->size) > 0)
+				what = size;
 		}
 		if (what)
 			r = cvm_err(-CVM_E_INTEGRITY, "%s is damaged: %s %s (run 'cudnnvm verify %s'); "
@@ -273,7 +279,7 @@ int cvm_bundle_export(struct cvm_ctx *ctx, const char *id, const char *file, boo
 		r = cvm_err(-CVM_E_INTEGRITY, "%s is damaged: its record is of %s (run 'cudnnvm "
 			    "verify %s')", id, cvm_safe(rec.id), id);
 	if (r == 0)
-		r = cvm_record_read_files(vfd, id, &files);
+		r = cvm_record_read_files(vfd, id, &files, NULL, 0);
 	if (r < 0) {
 		r = -CVM_E_INTEGRITY;
 		goto out;
@@ -547,7 +553,7 @@ static int read_carried_record(struct bundle_install *b)
 
 	r = cvm_record_read(b->sfd, b->path, rec);
 	if (r == 0)
-		r = cvm_record_read_files(b->sfd, b->path, &b->want);
+		r = cvm_record_read_files(b->sfd, b->path, &b->want, NULL, 0);
 	if (r < 0)
 		return -CVM_E_INTEGRITY;
 	if (strcmp(rec->id, b->res->id))

@@ -339,6 +339,19 @@ static int check_hash(const struct cvm_install *in, const char *got)
 	return 0;
 }
 
+/* The archive's size against the catalogue's, before anything hashes it. 0 or -CVM_E_INTEGRITY (printed). */
+static int check_size(const struct cvm_install *in, const struct stat *st)
+{
+	char hint[1024];
+
+	if (in->build && in->build->has_size && (uint64_t)st->st_size != in->build->size)
+		return cvm_err(-CVM_E_INTEGRITY, "'%s' has %llu bytes, but %s says %s has %llu%s",
+			       cvm_safe(in->archive), (unsigned long long)st->st_size,
+			       in->rel->source, in->build->file_name,
+			       (unsigned long long)in->build->size, other_archive(in, hint, sizeof(hint)));
+	return 0;
+}
+
 /*
  * An installed id and an archive given: the archive must be the one it was
  * installed from (record.json's SHA-256), else it is said, not ignored.
@@ -383,6 +396,10 @@ static int hash_given(const struct cvm_install *in, char *got)
 		r = cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in->archive));
 		goto out;
 	}
+	/* Its size first: an archive of another size is told without reading it. */
+	r = check_size(in, &st);
+	if (r < 0)
+		goto out;
 	r = cvm_sha256_fd(fd, d, &n, NULL, NULL);
 	if (r < 0) {
 		r = cvm_err(r, "cannot read '%s': %s", cvm_safe(in->archive), cvm_strerror(-r));
@@ -834,7 +851,6 @@ static int take_cached(struct install_run *run)
 static int open_archive(struct install_run *run)
 {
 	struct cvm_install *in = run->in;
-	char hint[1024];
 
 	if (run->fd < 0)
 		run->fd = cvm_open_regular(AT_FDCWD, in->archive, O_RDONLY, 0);
@@ -843,11 +859,8 @@ static int open_archive(struct install_run *run)
 			       cvm_strerror(run->fd));
 	if (fstat(run->fd, &run->st) < 0 || !S_ISREG(run->st.st_mode))
 		return cvm_err(-EINVAL, "'%s' is not a regular file", cvm_safe(in->archive));
-	if (in->build && in->build->has_size && (uint64_t)run->st.st_size != in->build->size)
-		return cvm_err(-CVM_E_INTEGRITY, "'%s' has %llu bytes, but %s says %s has %llu%s",
-			       cvm_safe(in->archive), (unsigned long long)run->st.st_size,
-			       in->rel->source, in->build->file_name,
-			       (unsigned long long)in->build->size, other_archive(in, hint, sizeof(hint)));
+	if (check_size(in, &run->st) < 0)
+		return -CVM_E_INTEGRITY;
 	run->xo.archive_size = (uint64_t)run->st.st_size;
 	/* A cuDNN archive expands about 1.5-3x; 16x and 64 MiB leave room for any real one. */
 	run->xo.max_bytes = (uint64_t)run->st.st_size * 16 + (64u << 20);

@@ -139,8 +139,12 @@ static bool utf8_valid(const char *s)
 
 /*
  * jansson refuses strings that are not UTF-8, but the strings we print come
- * from archives and file systems: write the bad bytes as \xNN rather than
- * losing the whole value (and reporting that as out of memory).
+ * from archives and file systems. A byte that is not UTF-8 is written as
+ * the escape \udcXX (XX the byte: a lone surrogate, Python's surrogateescape
+ * rule, so that os.fsencode gives the bytes back; readers that refuse lone
+ * surrogates show U+FFFD), never as text that a real backslash could also
+ * make. Here it is kept as a NUL and two hex digits (no C string holds a
+ * NUL), which dump() turns into that escape.
  */
 static json_t *escaped_string(const char *s)
 {
@@ -149,7 +153,7 @@ static json_t *escaped_string(const char *s)
 	json_t *v;
 	size_t n;
 
-	buf = malloc(strlen(s) * 4 + 1);
+	buf = malloc(strlen(s) * 3 + 1);
 	if (!buf)
 		return NULL;
 	o = buf;
@@ -160,13 +164,43 @@ static json_t *escaped_string(const char *s)
 			o += n;
 			p += n;
 		} else {
-			o += sprintf(o, "\\x%02x", *p++);
+			*o++ = '\0';
+			o += sprintf(o, "%02x", *p++);
 		}
 	}
-	*o = '\0';
-	v = json_string(buf);
+	v = json_stringn_nocheck(buf, (size_t)(o - buf));
 	free(buf);
 	return v;
+}
+
+/*
+ * The document's text, with escaped_string's marks ("\u0000XX") as \udcXX
+ * on stdout (out); in files cudnnvm reads back (record.json, smoke logs) as
+ * the text \xXX, as before, since jansson reads no lone surrogate.
+ */
+static char *dump(const json_t *v, bool out)
+{
+	char *text = json_dumps(v, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	size_t i = 0, o = 0;
+
+	while (text && text[i]) {
+		/* An escape is read whole: "\\u0000" is a backslash and the text "u0000". */
+		if (text[i] == '\\' && !strncmp(text + i, "\\u0000", 6) && text[i + 6] && text[i + 7]) {
+			memcpy(text + o, out ? "\\udc" : "\\\\x", out ? 4 : 3);
+			o += out ? 4 : 3;
+			text[o++] = text[i + 6];
+			text[o++] = text[i + 7];
+			i += 8;
+		} else if (text[i] == '\\' && text[i + 1]) {
+			text[o++] = text[i++];
+			text[o++] = text[i++];
+		} else {
+			text[o++] = text[i++];
+		}
+	}
+	if (text)
+		text[o] = '\0';
+	return text;
 }
 
 cvm_json *cvm_json_string(const char *s)
@@ -228,7 +262,7 @@ char *cvm_json_dump(const cvm_json *v)
 	/* JSON_ENCODE_ANY: a bare string or number is a valid document too. */
 	if (!v)
 		return NULL;
-	return json_dumps(J(v), JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	return dump(J(v), false);
 }
 
 /* The document of this run: kept until cvm_json_finish(), which may add "error". */
@@ -267,7 +301,7 @@ int cvm_json_finish(int exit_code, const char *message)
 		if (err)
 			json_object_set_new(doc, "error", err);
 	}
-	text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+	text = dump(doc, true);
 	if (!text || fputs(text, stdout) == EOF || fputc('\n', stdout) == EOF || fflush(stdout) == EOF)
 		r = -EIO;
 	free(text);

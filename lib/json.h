@@ -49,7 +49,12 @@ cvm_json *cvm_json_bool(bool b);
 int cvm_json_set(cvm_json *obj, const char *key, cvm_json *val);
 int cvm_json_append(cvm_json *arr, cvm_json *val);
 
-/* Serialised text, indented, malloc'd (caller frees), or NULL on ENOMEM. */
+/*
+ * Serialised text for a file cudnnvm reads back, indented, malloc'd (caller
+ * frees), or NULL on ENOMEM. A byte of a string that is not UTF-8 is the
+ * text \xNN there; in the document printed on stdout (cvm_json_finish) it
+ * is the escape \udcNN (docs/cli.md).
+ */
 char *cvm_json_dump(const cvm_json *v);
 /*
  * Makes v (a reference is taken) the document this run prints on stdout;

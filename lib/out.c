@@ -188,6 +188,25 @@ size_t cvm_utf8_len(const unsigned char *s)
 	return n;
 }
 
+/*
+ * The code point of the n-byte UTF-8 sequence at p (n from cvm_utf8_len)
+ * when it is one a terminal acts on instead of showing: a C1 control
+ * (U+0080-U+009F: some terminals take U+009B as CSI) or a bidirectional
+ * control (U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069: U+202E
+ * shows "gpj.exe" as "exe.jpg"); else 0.
+ */
+static unsigned acting(const unsigned char *p, size_t n)
+{
+	unsigned c = n == 2 ? (unsigned)(p[0] & 0x1f) << 6 | (p[1] & 0x3f)
+		   : n == 3 ? (unsigned)(p[0] & 0x0f) << 12 | (unsigned)(p[1] & 0x3f) << 6 | (p[2] & 0x3f)
+		   : 0;
+
+	if ((c >= 0x80 && c <= 0x9f) || c == 0x61c || c == 0x200e || c == 0x200f ||
+	    (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069))
+		return c;
+	return 0;
+}
+
 const char *cvm_safe(const char *s)
 {
 	static char bufs[8][1024];
@@ -201,6 +220,10 @@ const char *cvm_safe(const char *s)
 		/* A backslash is shown as \x5c, so that escapes read one way; on Windows it is the separator. */
 		if (n == 1 && *p >= 0x20 && *p != 0x7f && (*p != '\\' || CVM_WINDOWS)) {
 			out[o++] = (char)*p++;
+		} else if (n > 1 && acting(p, n)) {
+			/* Shown as \u202e, as the other controls are as \xNN: seen, not obeyed. */
+			o += (size_t)snprintf(out + o, 8, "\\u%04x", acting(p, n));
+			p += n;
 		} else if (n > 1) {
 			memcpy(out + o, p, n);
 			o += n;

@@ -71,6 +71,7 @@ const char *cvm_err_first(void);
 
 /*
  * Returns s with control characters and non-UTF-8 bytes escaped as \xNN,
+ * and C1 and bidirectional controls (U+0080-U+009F, U+202E...) as \uNNNN,
  * for printing untrusted text (entry names, manifest fields). The result
  * lives in one of 8 rotating static buffers: use it before 8 more calls.
  */

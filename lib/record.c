@@ -2,6 +2,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,7 +65,7 @@ static int set_str(cvm_json *o, const char *k, const char *v)
 int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_filelist *files)
 {
 	struct cvm_strbuf sums = { 0 }, links = { 0 };
-	cvm_json *o = NULL;
+	cvm_json *o = NULL, *sizes = NULL;
 	char *doc = NULL;
 	int meta = -1, e = 0;
 
@@ -105,6 +106,13 @@ int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_fil
 		e |= cvm_json_set(o, "ptx_archs", p);
 		e |= cvm_json_set(o, "ptx", cvm_json_bool(r->archs.nptx > 0));
 	}
+	/*
+	 * "sizes": the bytes of each file of files.sha256, in its order (an
+	 * array, as names need not be UTF-8): verify compares them before it
+	 * hashes anything.
+	 */
+	sizes = cvm_json_array();
+	e |= cvm_json_set(o, "sizes", sizes);
 	if (e) {
 		e = -ENOMEM;
 		goto out;
@@ -114,6 +122,8 @@ int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_fil
 		/* Tab-separated: no name or body may hold a tab or a newline (entry.h). */
 		e = f->link ? text_add(&links, f->path, "\t", f->link)
 			    : text_add(&sums, f->sha256, "  ", f->path);
+		if (!e && !f->link)
+			e = cvm_json_append(sizes, cvm_json_integer((int64_t)f->size));
 	}
 	doc = cvm_json_dump(o);
 	if (e || !doc) {
@@ -158,8 +168,35 @@ static void read_archs(const cvm_json *o, struct cvm_archs *a)
 			a->ptx[a->nptx++] = (unsigned)v;
 }
 
+/* The record's files, as they are named in messages: relative to the version. */
+#define RECORD_JSON ".cudnnvm/record.json"
+#define FILES_SHA256 ".cudnnvm/files.sha256"
+#define LINKS ".cudnnvm/links"
+
+/*
+ * Says "'<name>/<file>'<rest>" (rest: " line N: what", ": why") and puts
+ * "<file><rest>" in why when given. Returns code.
+ */
+static int fault(int code, const char *name, const char *file, char *why, size_t whylen,
+		 const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static int fault(int code, const char *name, const char *file, char *why, size_t whylen,
+		 const char *fmt, ...)
+{
+	char rest[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rest, sizeof(rest), fmt, ap);
+	va_end(ap);
+	if (why && whylen)
+		snprintf(why, whylen, "%s%s", file, rest);
+	return cvm_err(code, "'%s/%s'%s", cvm_safe(name), file, rest);
+}
+
 int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 {
+	static const char *const needed[] = { "id", "version", "platform", "cuda_major" };
 	cvm_json *o = NULL;
 	char *buf = NULL;
 	const char *sha;
@@ -168,12 +205,12 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 	int e;
 
 	memset(r, 0, sizeof(*r));
-	e = cvm_read_regular_at(dirfd, ".cudnnvm/record.json", O_NOFOLLOW, 1 << 20, &buf, &len);
+	e = cvm_read_regular_at(dirfd, RECORD_JSON, O_NOFOLLOW, 1 << 20, &buf, &len);
 	if (e < 0)
-		return cvm_err(e, "cannot read the record of %s: %s", cvm_safe(name), cvm_strerror(e));
+		return fault(e, name, RECORD_JSON, NULL, 0, ": %s", cvm_strerror(e));
 	{
 		char label[4200];
-		snprintf(label, sizeof(label), "%s/.cudnnvm/record.json", name);
+		snprintf(label, sizeof(label), "%s/" RECORD_JSON, name);
 		e = cvm_json_parse(buf, len, label, &o);
 	}
 	if (e < 0)
@@ -204,9 +241,14 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 	sha = cvm_json_str(cvm_json_get(o, "archive_sha256"));
 	if (sha)
 		snprintf(r->archive_sha256, sizeof(r->archive_sha256), "%s", sha);
-	if (!r->id || !r->version || !r->platform || !r->cuda_major) {
-		e = cvm_err(-CVM_E_MANIFEST, "the record of %s is incomplete", cvm_safe(name));
-		cvm_record_release(r);
+	{
+		const char *missing = !r->id ? needed[0] : !r->version ? needed[1] :
+				      !r->platform ? needed[2] : !r->cuda_major ? needed[3] : NULL;
+		if (missing) {
+			e = fault(-CVM_E_MANIFEST, name, RECORD_JSON, NULL, 0, ": no \"%s\" in it",
+				  missing);
+			cvm_record_release(r);
+		}
 	}
 out:
 	cvm_json_free(o);
@@ -214,49 +256,136 @@ out:
 	return e;
 }
 
-int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *files)
+static bool is_hex64(const char *s)
+{
+	for (int i = 0; i < 64; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* One of the two lists, whole, into *buf (the caller frees): text with no NUL in it. */
+static int read_list(int dirfd, const char *name, const char *file, char *why, size_t whylen,
+		     char **buf)
+{
+	size_t len;
+	int e = cvm_read_regular_at(dirfd, file, O_NOFOLLOW, 64 << 20, buf, &len);
+
+	if (e < 0)
+		return fault(e, name, file, why, whylen, ": %s", cvm_strerror(e));
+	if (memchr(*buf, '\0', len))
+		return fault(-CVM_E_MANIFEST, name, file, why, whylen, ": a NUL byte in it");
+	return 0;
+}
+
+/* files.sha256: "<64 hex>  <path>" lines, into files (in the file's order). */
+static int read_sums(int dirfd, const char *name, struct cvm_filelist *files, char *why,
+		     size_t whylen)
 {
 	char *buf = NULL, *line, *save = NULL;
-	size_t len;
+	size_t no = 0;
 	int e;
 
-	e = cvm_read_regular_at(dirfd, ".cudnnvm/files.sha256", O_NOFOLLOW, 64 << 20, &buf, &len);
-	if (e < 0)
-		return cvm_err(e, "cannot read the file list of %s: %s", cvm_safe(name), cvm_strerror(e));
+	e = read_list(dirfd, name, FILES_SHA256, why, whylen, &buf);
+	if (e < 0) {
+		free(buf);
+		return e;
+	}
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
-		if (strlen(line) < 67 || line[64] != ' ' || line[65] != ' ') {
-			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the file list of %s",
-				    cvm_safe(name));
+		no++;
+		if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' || line[65] != ' ') {
+			e = fault(-CVM_E_MANIFEST, name, FILES_SHA256, why, whylen, " line %zu: not "
+				  "'<SHA-256 in lowercase hex>  <path>'", no);
 			break;
 		}
 		line[64] = '\0';
 		e = cvm_filelist_add(files, line + 66, NULL, line, 0, 0);
 	}
 	free(buf);
-	buf = NULL;
-	if (e < 0)
+	return e;
+}
+
+/* links: "path<TAB>body"; before, "path -> body" (read as written then: first arrow). */
+static int read_links(int dirfd, const char *name, struct cvm_filelist *files, char *why,
+		      size_t whylen)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t no = 0;
+	int e;
+
+	e = read_list(dirfd, name, LINKS, why, whylen, &buf);
+	if (e < 0) {
+		free(buf);
 		return e;
-	e = cvm_read_regular_at(dirfd, ".cudnnvm/links", O_NOFOLLOW, 64 << 20, &buf, &len);
-	if (e < 0)
-		return cvm_err(e, "cannot read the link list of %s: %s", cvm_safe(name), cvm_strerror(e));
-	save = NULL;
+	}
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
-		/* "path<TAB>body"; before, "path -> body" (read as written then: first arrow). */
 		char *sep = strchr(line, '\t');
 		size_t skip = 1;
+		no++;
 		if (!sep) {
 			sep = strstr(line, " -> ");
 			skip = 4;
 		}
-		if (!sep) {
-			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the link list of %s",
-				    cvm_safe(name));
+		if (!sep || sep == line || !sep[skip]) {
+			e = fault(-CVM_E_MANIFEST, name, LINKS, why, whylen, " line %zu: not "
+				  "'<path><TAB><link body>'", no);
 			break;
 		}
 		*sep = '\0';
 		e = cvm_filelist_add(files, line, sep + skip, NULL, 0, 0);
 	}
 	free(buf);
+	return e;
+}
+
+/*
+ * record.json's "sizes" onto files[0..n) (the lines of files.sha256). A
+ * record written before it had none; one whose "sizes" is not a number of
+ * bytes for each line (the list edited since) is not used either: sizes
+ * stay unknown and the hashes decide. Whether record.json itself can be
+ * read is cvm_record_read's to say.
+ */
+static void read_sizes(int dirfd, struct cvm_file *files, size_t n)
+{
+	const cvm_json *sizes;
+	cvm_json *o = NULL;
+	char *buf = NULL;
+	size_t len, i;
+	int64_t v;
+	int e;
+
+	if (cvm_read_regular_at(dirfd, RECORD_JSON, O_NOFOLLOW, 1 << 20, &buf, &len) < 0)
+		return;
+	e = cvm_json_parse(buf, len, NULL, &o);
+	free(buf);
+	if (e < 0)
+		return;
+	sizes = cvm_json_get(o, "sizes");
+	for (i = 0; cvm_json_len(sizes) == n && i < n; i++)
+		if (cvm_json_int(cvm_json_at(sizes, i), &v) < 0 || v < 0)
+			break;
+	for (size_t k = 0; i == n && cvm_json_len(sizes) == n && k < n; k++) {
+		cvm_json_int(cvm_json_at(sizes, k), &v);
+		files[k].size = (uint64_t)v;
+		files[k].sized = true;
+	}
+	cvm_json_free(o);
+}
+
+int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *files, char *why,
+			  size_t whylen)
+{
+	size_t first = files->n, nsums;
+	int e;
+
+	if (why && whylen)
+		why[0] = '\0';
+	e = read_sums(dirfd, name, files, why, whylen);
+	nsums = files->n - first;
+	if (e == 0)
+		e = read_links(dirfd, name, files, why, whylen);
+	if (e == 0)
+		read_sizes(dirfd, files->v + first, nsums);
 	return e;
 }
 
@@ -310,7 +439,7 @@ static int scan_one(void *arg, int dirfd, const char *name, const char *rel, con
 		return cvm_filelist_add(out, rel, target, NULL, 0, st->st_mode & 07777);
 	}
 	if (S_ISREG(st->st_mode) && !sc->hash)
-		return cvm_filelist_add(out, rel, NULL, "", 0, st->st_mode & 07777);
+		return cvm_filelist_add(out, rel, NULL, "", (uint64_t)st->st_size, st->st_mode & 07777);
 	if (S_ISREG(st->st_mode)) {
 		r = cvm_sha256_at(dirfd, name, hex, &size);
 		return r < 0 ? r : cvm_filelist_add(out, rel, NULL, hex, size, st->st_mode & 07777);

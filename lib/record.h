@@ -42,6 +42,7 @@ struct cvm_file {
 	uint64_t size;
 	unsigned mode;
 	bool mount;			/* cvm_tree_scan: a mount point, not entered */
+	bool sized;			/* cvm_record_read_files: size is the record's */
 };
 
 struct cvm_filelist {
@@ -56,10 +57,22 @@ void cvm_filelist_release(struct cvm_filelist *l);
 /* Writes .cudnnvm/{record.json,files.sha256,links} into the version at dirfd. */
 int cvm_record_write(int dirfd, const struct cvm_record *r, const struct cvm_filelist *files);
 
-/* Reads .cudnnvm/record.json of the version at dirfd (name for messages). */
+/*
+ * Reads .cudnnvm/record.json of the version at dirfd. Errors name the file
+ * ("'<name>/.cudnnvm/record.json': ...", printed): -errno when it cannot be
+ * read, -CVM_E_MANIFEST when it is not JSON or lacks a key it must have.
+ */
 int cvm_record_read(int dirfd, const char *name, struct cvm_record *r);
-/* Reads files.sha256 and links back into a list. */
-int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *files);
+/*
+ * Appends files.sha256's files (with record.json's "sizes", sized set, when
+ * the record has them: versions installed before have none) and the links
+ * file's links to files. An error is printed naming the file, its line and
+ * what is wrong ("'<name>/.cudnnvm/links' line 3: ..."); why (NULL, or
+ * whylen bytes) gets the same without the name (".cudnnvm/links line 3:
+ * ..."). -errno when a file cannot be read, -CVM_E_MANIFEST when malformed.
+ */
+int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *files, char *why,
+			  size_t whylen);
 void cvm_record_release(struct cvm_record *r);
 
 /*
@@ -71,7 +84,8 @@ void cvm_record_release(struct cvm_record *r);
 int cvm_tree_scan(int dirfd, struct cvm_filelist *out);
 /*
  * The same list without reading any file: regular files with sha256 "" and
- * size 0 (for who hashes them later, as export does while it writes them).
+ * their size now (for who compares sizes first and hashes later, as verify
+ * does, or hashes while it writes them, as export does).
  * 0 or -errno; *out is the caller's to release.
  */
 int cvm_tree_list(int dirfd, struct cvm_filelist *out);

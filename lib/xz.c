@@ -159,8 +159,8 @@ static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
 	return (ssize_t)done;
 }
 
-/* Reads the index of every stream in the file (from its end). */
-static int read_index(struct cvm_xz *z, lzma_index **idx, const char **why)
+/* Reads the index of every stream in the file's first size bytes (from their end). */
+static int read_index(struct cvm_xz *z, uint64_t size, lzma_index **idx, const char **why)
 {
 	enum { BUF = 64 << 10 };
 	lzma_stream s = LZMA_STREAM_INIT;
@@ -172,14 +172,15 @@ static int read_index(struct cvm_xz *z, lzma_index **idx, const char **why)
 	if (!buf)
 		return -ENOMEM;
 	/* 8 MiB of index is some 500,000 blocks: a real archive has tens. */
-	ret = lzma_file_info_decoder(&s, idx, (uint64_t)8 << 20, z->size);
+	ret = lzma_file_info_decoder(&s, idx, (uint64_t)8 << 20, size);
 	if (ret != LZMA_OK) {
 		r = lzma_code_error(ret, why);
 		goto out;
 	}
 	for (;;) {
 		if (s.avail_in == 0) {
-			ssize_t n = pos < z->size ? pread_full(z->fd, buf, BUF, pos) : 0;
+			ssize_t n = pos < size ? pread_full(z->fd, buf, pos + BUF > size ?
+							   (size_t)(size - pos) : BUF, pos) : 0;
 			if (n < 0) {
 				r = (int)n;
 				*why = "cannot read it";
@@ -208,6 +209,48 @@ out:
 	lzma_end(&s);
 	free(buf);
 	return r;
+}
+
+/*
+ * Whether a whole .xz file ends before the file does: a stream footer ("YZ"
+ * at a multiple of 4, its CRC good) within the last 64 MiB, with a good
+ * index before it. Only asked once the file failed to read as a whole, to
+ * tell what is after the end of the stream (something appended) from a
+ * stream cut short or damaged.
+ */
+static bool ends_early(struct cvm_xz *z)
+{
+	enum { BUF = 64 << 10, FOOT = LZMA_STREAM_HEADER_SIZE };
+	uint64_t lowest = z->size > ((uint64_t)64 << 20) ? z->size - ((uint64_t)64 << 20) : 0;
+	unsigned char *buf = malloc(BUF + FOOT);
+	uint64_t end = z->size & ~(uint64_t)3;
+	bool found = false;
+
+	/* Each footer candidate ends at a multiple of 4, before the file's end. */
+	if (end == z->size)
+		end -= 4;
+	while (buf && !found && end >= 2 * FOOT && end >= lowest) {
+		uint64_t from = end - FOOT >= BUF ? end - FOOT - BUF + 4 : 0;
+		ssize_t n = pread_full(z->fd, buf, (size_t)(end - from), from);
+		if (n != (ssize_t)(end - from))
+			break;
+		for (uint64_t e = end; !found && e >= from + FOOT && e >= 2 * FOOT; e -= 4) {
+			lzma_stream_flags f;
+			lzma_index *idx = NULL;
+			const char *why;
+			const unsigned char *foot = buf + (e - FOOT - from);
+			if (foot[FOOT - 2] != 'Y' || foot[FOOT - 1] != 'Z' ||
+			    lzma_stream_footer_decode(&f, foot) != LZMA_OK)
+				continue;
+			found = read_index(z, e, &idx, &why) == 0;
+			lzma_index_end(idx, NULL);
+		}
+		if (from == 0)
+			break;
+		end = from + FOOT - 4;
+	}
+	free(buf);
+	return found;
 }
 
 /* Decoder memory of a block's filters, from its header; 0 when it cannot be read. */
@@ -553,7 +596,9 @@ int cvm_xz_open(int fd, uint64_t size, unsigned threads, uint64_t memlimit, stru
 	z = xz_new(fd, size);
 	if (!z)
 		return -ENOMEM;
-	r = read_index(z, &idx, why);
+	r = read_index(z, z->size, &idx, why);
+	if (r == -CVM_E_CORRUPT && ends_early(z))
+		*why = "data after the end of its xz stream (something was appended to the file)";
 	if (r < 0)
 		goto fail;
 	z->nb = (size_t)lzma_index_block_count(idx);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "digest.h"
 #include "error.h"
 #include "json.h"
 #include "out.h"
@@ -19,16 +20,20 @@
 #include "trust.h"
 #include "version.h"
 
-static void problem(cvm_json *arr, const char *id, const char *kind, const char *path)
+/* One difference: "ID: kind: path[: detail]" on stderr, and in arr when given. */
+static void problem(cvm_json *arr, const char *id, const char *kind, const char *path,
+		    const char *detail)
 {
 	if (arr) {
 		cvm_json *o = cvm_json_object();
 		cvm_json_set(o, "kind", cvm_json_string(kind));
 		cvm_json_set(o, "path", cvm_json_string(path));
+		cvm_json_set(o, "detail", cvm_json_string(detail));
 		cvm_json_append(arr, o);
 	}
 	/* stderr, so that the list of bad files survives -q and --json. */
-	fprintf(stderr, "%s: %s: %s\n", id, kind, cvm_safe(path));
+	fprintf(stderr, "%s: %s: %s%s%s\n", id, kind, cvm_safe(path), detail ? ": " : "",
+		detail ? cvm_safe(detail) : "");
 }
 
 /* cvm_store_check_version's report, as verify's problems. */
@@ -44,7 +49,7 @@ static void check_problem(void *arg, const char *rel, const char *why, bool moun
 
 	(void)mount;
 	if (c->report)
-		problem(c->arr, c->id, why, rel);
+		problem(c->arr, c->id, why, rel, NULL);
 }
 
 /* The version folder's identity now: -ENOENT when it is gone. */
@@ -60,20 +65,102 @@ static int version_ident(struct cvm_ctx *ctx, const char *id, struct stat *st)
 	return r;
 }
 
+/* Why a version could not be verified: a file (of the version) and what of it. */
+struct why {
+	char path[4200], detail[1024];
+};
+
+/*
+ * A file both the record and the folder have: the same kind, then the same
+ * size (when the record has it), and only then the same SHA-256: a file
+ * grown to gigabytes is a difference found without reading it. 1 when it
+ * differs (detail says how, or ""), 0 when the same, or a negative error
+ * (why says which file).
+ */
+static int differs(int fd, const struct cvm_file *w, const struct cvm_file *h, char *detail,
+		   size_t dlen, struct why *why)
+{
+	char hex[CVM_SHA256_HEX];
+	int r;
+
+	detail[0] = '\0';
+	if (w->link || h->link) {
+		if (!w->link || !h->link || !h->link[0])
+			snprintf(detail, dlen, "a %s, the record says a %s",
+				 !h->link ? "file" : h->link[0] ? "symlink" : "special file",
+				 w->link ? "symlink" : "file");
+		return !w->link || !h->link || strcmp(w->link, h->link);
+	}
+	if (w->sized && h->size != w->size) {
+		snprintf(detail, dlen, "%llu bytes, the record says %llu",
+			 (unsigned long long)h->size, (unsigned long long)w->size);
+		return 1;
+	}
+	r = cvm_sha256_at(fd, w->path, hex, NULL);
+	if (r < 0) {
+		snprintf(why->path, sizeof(why->path), "%s", w->path);
+		snprintf(why->detail, sizeof(why->detail), "%s", cvm_strerror(r));
+		return r;
+	}
+	return strcmp(w->sha256, hex) != 0;
+}
+
+/* Both lists sorted by path: one merge finds what differs, is missing or is extra. */
+static int compare(int fd, const char *id, const struct cvm_filelist *want,
+		   const struct cvm_filelist *have, cvm_json *arr, bool report, struct why *why)
+{
+	char detail[128];
+	size_t i = 0, j = 0;
+	int bad = 0, r;
+
+	while (i < want->n || j < have->n) {
+		int c = i >= want->n ? 1 : j >= have->n ? -1 : strcmp(want->v[i].path, have->v[j].path);
+		/* A mount point is cvm_store_check_version's to report, whatever the record says. */
+		if (c >= 0 && have->v[j].mount) {
+			i += c == 0;
+			j++;
+			continue;
+		}
+		if (c < 0) {
+			if (report)
+				problem(arr, id, "missing", want->v[i].path, NULL);
+			i++;
+			bad++;
+		} else if (c > 0) {
+			if (report)
+				problem(arr, id, "extra", have->v[j].path, NULL);
+			j++;
+			bad++;
+		} else {
+			const struct cvm_file *w = &want->v[i++], *h = &have->v[j++];
+			r = differs(fd, w, h, detail, sizeof(detail), why);
+			if (r < 0)
+				return r;
+			if (r && report)
+				problem(arr, id, "modified", w->path, detail[0] ? detail : NULL);
+			bad += r;
+		}
+	}
+	return bad;
+}
+
 /*
  * One pass over a version: the number of differences (>= 0) or a negative
- * error; its differences are printed only when report is true.
+ * error (why says what could not be read); its differences are printed only
+ * when report is true.
  */
 static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool report,
-		       struct stat *ident, size_t *nfiles)
+		       struct stat *ident, size_t *nfiles, struct why *why)
 {
 	struct cvm_filelist want = { 0 }, have = { 0 };
 	struct cvm_release_odd *odd = NULL;
 	struct cvm_record rec = { 0 };
-	size_t i = 0, j = 0, nodd = 0;
+	char rwhy[sizeof(why->detail)];
+	size_t nodd = 0;
 	bool have_rec = false;
 	int fd, r, bad = 0;
 
+	why->path[0] = why->detail[0] = '\0';
 	fd = cvm_store_open_version(&ctx->store, id);
 	if (fd < 0)
 		return fd;
@@ -84,51 +171,33 @@ static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool 
 	/* The record is part of what install wrote: it must be there and whole. */
 	cvm_err_mute(true);
 	r = cvm_record_read(fd, id, &rec);
-	cvm_err_mute(false);
 	if (r == 0 && strcmp(rec.id, id))
 		r = -CVM_E_MANIFEST;
 	have_rec = r == 0;
 	if (r < 0) {
 		if (report)
-			problem(arr, id, "record missing or unreadable", ".cudnnvm/record.json");
+			problem(arr, id, "record missing or unreadable", ".cudnnvm/record.json", NULL);
 		bad++;
 	}
-	r = cvm_record_read_files(fd, id, &want);
+	r = cvm_record_read_files(fd, id, &want, rwhy, sizeof(rwhy));
+	cvm_err_mute(false);
+	if (r < 0 && rwhy[0]) {
+		/* ".cudnnvm/links line 3: ...": the file, then what is wrong with it. */
+		size_t k = strcspn(rwhy, " :");
+		snprintf(why->path, sizeof(why->path), "%.*s", (int)k, rwhy);
+		snprintf(why->detail, sizeof(why->detail), "%s",
+			 !rwhy[k] ? "" : rwhy + k + (rwhy[k] == ':' ? 2 : 1));
+	}
+	/* Listed, not read: compare reads a file only when kind and size agree. */
 	if (r == 0)
-		r = cvm_tree_scan(fd, &have);
+		r = cvm_tree_list(fd, &have);
 	if (r < 0)
 		goto out;
 	cvm_filelist_sort(&want);
-	/* Both sorted by path: one merge finds what differs, is missing or is extra. */
-	while (i < want.n || j < have.n) {
-		int c = i >= want.n ? 1 : j >= have.n ? -1 : strcmp(want.v[i].path, have.v[j].path);
-		/* A mount point is cvm_store_check_version's to report, whatever the record says. */
-		if (c >= 0 && have.v[j].mount) {
-			i += c == 0;
-			j++;
-			continue;
-		}
-		if (c < 0) {
-			if (report)
-				problem(arr, id, "missing", want.v[i].path);
-			i++;
-			bad++;
-		} else if (c > 0) {
-			if (report)
-				problem(arr, id, "extra", have.v[j].path);
-			j++;
-			bad++;
-		} else {
-			const struct cvm_file *w = &want.v[i++], *h = &have.v[j++];
-			bool same = w->link ? h->link && !strcmp(w->link, h->link)
-					    : !h->link && !strcmp(w->sha256, h->sha256);
-			if (!same) {
-				if (report)
-					problem(arr, id, "modified", w->path);
-				bad++;
-			}
-		}
-	}
+	r = compare(fd, id, &want, &have, arr, report, why);
+	if (r < 0)
+		goto out;
+	bad += r;
 	/*
 	 * Unchanged bytes are no comfort when others can change them: owners,
 	 * modes, set-id bits, kinds and mounts, by the rule use trusts (trust.h).
@@ -147,7 +216,7 @@ static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool 
 			snprintf(what, sizeof(what), "%s is cuDNN %s (%s), not %s", odd[k].path,
 				 odd[k].found, odd[k].how, rec.release);
 			if (report)
-				problem(arr, id, "mixed release", what);
+				problem(arr, id, "mixed release", what, NULL);
 			bad++;
 		}
 	}
@@ -171,12 +240,13 @@ out:
 static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 {
 	struct stat before = { 0 }, now = { 0 };
+	struct why why = { "", "" };
 	size_t nfiles = 0;
 	int r = 0;
 
 	for (int attempt = 0; attempt < 5; attempt++) {
 		cvm_err_mute(true);
-		r = verify_pass(ctx, id, NULL, false, &before, &nfiles);
+		r = verify_pass(ctx, id, NULL, false, &before, &nfiles, &why);
 		cvm_err_mute(false);
 		if (r == 0)
 			break;
@@ -190,7 +260,7 @@ static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 			continue;	/* replaced meanwhile: again */
 		/* The same folder: this pass is the answer, reported. */
 		cvm_err_mute(true);
-		r = verify_pass(ctx, id, arr, true, &before, &nfiles);
+		r = verify_pass(ctx, id, arr, true, &before, &nfiles, &why);
 		cvm_err_mute(false);
 		break;
 	}
@@ -201,7 +271,7 @@ static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 	if (r < 0) {
 		/* A list of its files that cannot be read is a difference too; the others go on. */
 		problem(arr, id, r == -CVM_E_MANIFEST ? "record malformed" : "cannot be read",
-			r == -CVM_E_MANIFEST ? ".cudnnvm/" : cvm_strerror(r));
+			why.path[0] ? why.path : cvm_strerror(r), why.path[0] ? why.detail : NULL);
 		return 1;
 	}
 	if (!r)

@@ -94,7 +94,7 @@ refused() {
 }
 chmod -R u+w "$V"
 printf 'x' >>"$V/include/cudnn.h"
-refused "a modified file" "$ID is damaged: include/cudnn.h differs from its record"
+refused "a modified file" "$ID is damaged: include/cudnn.h has $(($(stat -c %s "$V/include/cudnn.h"))) bytes, its record says $(($(stat -c %s "$V/include/cudnn.h") - 1)) (run"
 rm "$V/include/cudnn_backend.h"
 refused "a missing file" "$ID is damaged: include/cudnn_backend.h is named by its record but missing (run 'cudnnvm verify $ID'); no bundle is written"
 printf 'extra\n' >"$V/lib/libcudnn_extra.so.8"
@@ -114,7 +114,7 @@ refused "a files.sha256 line naming a file outside the version" "$ID is damaged:
 sed -i "s/^[0-9a-f]\{64\}  include\/cudnn.h$/$(printf '%064d' 0)  include\/cudnn.h/" "$V/.cudnnvm/files.sha256"
 refused "a hash edited in files.sha256" "$ID is damaged: include/cudnn.h differs from its record"
 printf 'not a line\n' >>"$V/.cudnnvm/files.sha256"
-refused "a malformed files.sha256" "malformed line in the file list of $ID"
+refused "a malformed files.sha256" "'$ID/.cudnnvm/files.sha256' line $(wc -l <"$V/.cudnnvm/files.sha256"): not '<SHA-256 in lowercase hex>  <path>'"
 sed -i "s/\"id\": \"$ID\"/\"id\": \"9.9.9.9-cuda11-linux-x86_64\"/" "$V/.cudnnvm/record.json"
 refused "record.json naming another id" "$ID is damaged: its record is of 9.9.9.9-cuda11-linux-x86_64"
 printf '{' >"$V/.cudnnvm/record.json"

@@ -94,7 +94,7 @@ unfifo
 
 # ----------------------------------------------------- a version's record
 fifo_at "$V910/.cudnnvm/record.json"
-refused "record.json FIFO" "$FIFO" 1 "cannot read the record of $ID910: not a regular file" \
+refused "record.json FIFO" "$FIFO" 1 "'$ID910/.cudnnvm/record.json': not a regular file" \
 	use 9.1.0 --cuda 12.4 --no-smoke
 CVM_TIMEOUT=$CAP cvm verify 9.1.0
 assert_rc 3 "record.json FIFO: verify exits 3 (not a hang)"
@@ -102,7 +102,7 @@ CVM_TIMEOUT=$CAP cvm list
 assert_rc 0 "record.json FIFO: list exits 0 (not a hang)"
 unfifo
 fifo_at "$V910/.cudnnvm/files.sha256"
-refused "files.sha256 FIFO" "$FIFO" 3 "cannot read the file list of $ID910: not a regular file" \
+refused "files.sha256 FIFO" "$FIFO" 3 "'$ID910/.cudnnvm/files.sha256': not a regular file" \
 	export 9.1.0.70 "$TEST_TMP/out.tar"
 assert_absent "$TEST_TMP/out.tar" "files.sha256 FIFO: no bundle written"
 CVM_TIMEOUT=$CAP cvm verify 9.1.0

@@ -45,6 +45,17 @@ assert_rc 3 "installed id, a damaged --archive: exit 3, not 'already installed'"
 assert_versions "$ID910 $ID911" "installed id, a damaged --archive: the versions are as they were"
 assert_err_contains "SHA-256 mismatch" "installed id, a damaged --archive: the mismatch is said"
 assert_out_lacks "already installed" "installed id, a damaged --archive: not 'already installed'"
+# an --archive of another size than the catalogue's: said by its size, before it is read
+BIG=$(copy_archive "$A911" big)
+truncate -s 20G "$BIG"
+touch -a -d '2001-01-01 00:00:00' "$BIG"
+cvm --manifests "$MAN" install 9.1.1.17 --cuda 12.4 --archive "$BIG"
+assert_rc 3 "installed id, an --archive grown to 20 GB: exit 3"
+assert_err_contains "cudnnvm: error: '$BIG' has 21474836480 bytes, but " "installed id, an --archive of another size: both sizes said"
+assert_error_line "installed id, an --archive of another size: one error line"
+check "installed id, an --archive of another size: never read (its access time is unchanged)" \
+	test "$(stat -c %X "$BIG")" = "$(date -d '2001-01-01 00:00:00' +%s)"
+rm -f "$BIG"
 cvm --manifests "$MAN" install 9.1.1.17 --cuda 12.4 --archive "$TEST_TMP/no-such.tar.xz"
 assert_rc 1 "installed id, a missing --archive: exit 1"
 assert_err_contains "no-such.tar.xz" "installed id, a missing --archive: the file is named"

@@ -145,6 +145,87 @@ reinstall
 cvm verify
 assert_rc 0 "after restoring everything verify exits 0"
 
+# a malformed record file is named, with its line and what is wrong (not ".cudnnvm/")
+cp "$V8/.cudnnvm/files.sha256" "$TEST_TMP/files.sha256"
+cp "$V8/.cudnnvm/links" "$TEST_TMP/links"
+sed -i -e '2s/^\(.\{64\}\)  /\1 /' "$V8/.cudnnvm/files.sha256"
+cvm verify 8.9.7
+assert_rc 3 "files.sha256 line 2 malformed: verify exits 3"
+assert_stderr_line "$ID8: record malformed: .cudnnvm/files.sha256: line 2: not '<SHA-256 in lowercase hex>  <path>'" \
+	"files.sha256 line 2 malformed: verify names the file, the line and what is wrong"
+cvm --json verify 8.9.7
+assert_json 'd["verified"][0]["problems"] == [{"kind": "record malformed", "path": ".cudnnvm/files.sha256", "detail": "line 2: not %s<SHA-256 in lowercase hex>  <path>%s" % (chr(39), chr(39))}]' \
+	"files.sha256 malformed: --json has the file as path and the line as detail"
+cp "$TEST_TMP/files.sha256" "$V8/.cudnnvm/files.sha256"
+printf 'lib/no-body\n' >>"$V8/.cudnnvm/links"
+cvm verify 8.9.7
+assert_rc 3 "a links line without a body: verify exits 3"
+assert_stderr_line "$ID8: record malformed: .cudnnvm/links: line $(wc -l <"$V8/.cudnnvm/links"): not '<path><TAB><link body>'" \
+	"links malformed: verify names the file and its line"
+cp "$TEST_TMP/links" "$V8/.cudnnvm/links"
+rm "$V8/.cudnnvm/links"
+cvm verify 8.9.7
+assert_rc 3 "links missing: verify exits 3"
+assert_stderr_line "$ID8: cannot be read: .cudnnvm/links: No such file or directory" "links missing: verify names the file"
+cp "$TEST_TMP/links" "$V8/.cudnnvm/links"
+cvm verify 8.9.7
+assert_rc 0 "record files restored: verify exits 0"
+
+# sizes first: a file grown to 20 GB (sparse) is found different by its size
+# alone, never read (its access time stays as set, on a file system that
+# updates it on a read), and named with both sizes
+BIG=$V8/include/cudnn_backend.h
+RECORDED=$(stat -c %s "$BIG")
+truncate -s 20G "$BIG"
+touch -a -d '2001-01-01 00:00:00' "$BIG"
+cvm verify 8.9.7
+assert_rc 3 "a header grown to 20 GB: verify exits 3"
+assert_stderr_line "$ID8: modified: include/cudnn_backend.h: 21474836480 bytes, the record says $RECORDED" \
+	"a header grown to 20 GB: verify names it with both sizes"
+printf 'x' >"$TEST_TMP/atime.probe"
+touch -a -d '2001-01-01 00:00:00' "$TEST_TMP/atime.probe"
+cat "$TEST_TMP/atime.probe" >/dev/null
+if [ "$(stat -c %X "$TEST_TMP/atime.probe")" = "$(date -d '2001-01-01 00:00:00' +%s)" ]; then
+	skip "a header grown to 20 GB is never read" "this file system does not update access times"
+else
+	check "a header grown to 20 GB is never read (its access time is unchanged)" \
+		test "$(stat -c %X "$BIG")" = "$(date -d '2001-01-01 00:00:00' +%s)"
+fi
+cvm export 8.9.7 "$TEST_TMP/big.tar.xz"
+assert_rc 3 "a header grown to 20 GB: export exits 3"
+assert_err_line "$ID8 is damaged: include/cudnn_backend.h has 21474836480 bytes, its record says $RECORDED (run 'cudnnvm verify $ID8'); no bundle is written" \
+	"export names the grown file with both sizes before reading it"
+assert_absent "$TEST_TMP/big.tar.xz" "export of a grown file leaves no bundle"
+reinstall
+# a file of the recorded size with other bytes is still hashed and found
+flip_byte "$V8/lib/libcudnn.so.8.9.7"
+cvm verify 8.9.7
+assert_rc 3 "same size, other bytes: verify exits 3"
+assert_stderr_line "$ID8: modified: lib/libcudnn.so.8.9.7" "same size, other bytes: verify names it (no size to show)"
+reinstall
+# a version installed before sizes were recorded verifies by hash alone
+edit_record() { # PYTHON-STATEMENT on d, the record.json of 8.9.7
+	python3 -c 'import json, sys
+p = sys.argv[1]
+d = json.load(open(p))
+exec(sys.argv[2])
+json.dump(d, open(p, "w"))' "$V8/.cudnnvm/record.json" "$1"
+}
+edit_record 'del d["sizes"]'
+cvm verify 8.9.7
+assert_rc 0 "a record without sizes (an older install) verifies"
+printf 'more\n' >>"$V8/include/cudnn.h"
+cvm verify 8.9.7
+assert_rc 3 "a record without sizes: a grown file is still found (by its hash)"
+assert_stderr_line "$ID8: modified: include/cudnn.h" "a record without sizes: names the file"
+reinstall
+edit_record 'd["sizes"] = d["sizes"][1:]'
+printf 'x' >>"$V8/include/cudnn.h"
+cvm verify 8.9.7
+assert_rc 3 "record.json's sizes one short (not of this list): not used, the hashes decide"
+assert_stderr_line "$ID8: modified: include/cudnn.h" "sizes not of this list: the grown file is found by its hash"
+reinstall
+
 # symlinks whose name or body holds " -> " (the old links file split them wrongly)
 ARROW=$(mkcudnn 9.2.0.82 12)
 python3 - "$ARROW" <<'EOF'
