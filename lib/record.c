@@ -168,15 +168,19 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 
 	memset(r, 0, sizeof(*r));
 	e = cvm_read_regular_at(dirfd, ".cudnnvm/record.json", O_NOFOLLOW, 1 << 20, &buf, &len);
+	/* A missing or broken record is an integrity failure (exit 3) in every command. */
 	if (e < 0)
-		return cvm_err(e, "cannot read the record of %s: %s", cvm_safe(name), cvm_strerror(e));
+		return cvm_err(e == -ENOENT ? -CVM_E_INTEGRITY : e, "cannot read the record of %s: %s",
+			       cvm_safe(name), cvm_strerror(e));
 	{
 		char label[4200];
 		snprintf(label, sizeof(label), "%s/.cudnnvm/record.json", name);
 		e = cvm_json_parse(buf, len, label, &o);
 	}
-	if (e < 0)
+	if (e < 0) {
+		e = e == -ENOMEM ? e : -CVM_E_INTEGRITY;
 		goto out;
+	}
 	r->id = dup_str(o, "id");
 	r->version = dup_str(o, "version");
 	r->release = dup_str(o, "release");
@@ -203,7 +207,7 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 	if (sha)
 		snprintf(r->archive_sha256, sizeof(r->archive_sha256), "%s", sha);
 	if (!r->id || !r->version || !r->platform || !r->cuda_major) {
-		e = cvm_err(-CVM_E_MANIFEST, "the record of %s is incomplete", cvm_safe(name));
+		e = cvm_err(-CVM_E_INTEGRITY, "the record of %s is incomplete", cvm_safe(name));
 		cvm_record_release(r);
 	}
 out:
@@ -223,7 +227,7 @@ int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *file
 		return cvm_err(e, "cannot read the file list of %s: %s", cvm_safe(name), cvm_strerror(e));
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
 		if (strlen(line) < 67 || line[64] != ' ' || line[65] != ' ') {
-			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the file list of %s",
+			e = cvm_err(-CVM_E_INTEGRITY, "malformed line in the file list of %s",
 				    cvm_safe(name));
 			break;
 		}
@@ -247,7 +251,7 @@ int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *file
 			skip = 4;
 		}
 		if (!sep) {
-			e = cvm_err(-CVM_E_MANIFEST, "malformed line in the link list of %s",
+			e = cvm_err(-CVM_E_INTEGRITY, "malformed line in the link list of %s",
 				    cvm_safe(name));
 			break;
 		}
