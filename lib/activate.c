@@ -156,14 +156,14 @@ static int check_record(struct cvm_ctx *ctx, const char *id)
 	if (r < 0)
 		return r;
 	if (strcmp(rec.id, id))
-		r = cvm_err(-CVM_E_MANIFEST, "the record of %s names another version (%s): "
+		r = cvm_err(-CVM_E_INTEGRITY, "the record of %s names another version (%s): "
 			    "reinstall it with 'cudnnvm install --force'", cvm_safe(id), cvm_safe(rec.id));
 	cvm_record_release(&rec);
 	if (r < 0)
 		return r;
 	r = cvm_store_check_version(&ctx->store, id, cvm_store_first, &bad);
 	if (r > 0)
-		return cvm_err(-CVM_E_PERM, "refusing to activate %s: %s%s%s: %s%s; nothing changed: "
+		return cvm_err(-CVM_E_INTEGRITY, "refusing to activate %s: %s%s%s: %s%s; nothing changed: "
 			       "'cudnnvm verify %s' lists every difference, 'cudnnvm install %s "
 			       "--force' installs it again", cvm_safe(id), strcmp(bad.rel, ".") ? "'" : "",
 			       strcmp(bad.rel, ".") ? cvm_safe(bad.rel) : "its folder",
@@ -232,7 +232,7 @@ int cvm_activate(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *
 		return 0;
 	if (r == 0) {
 		struct cvm_smoke_opts so = { .device = -1 };
-		r = cvm_smoke_run(ctx, tk, to, &so, NULL);
+		r = cvm_smoke_run(ctx, tk, to, &so, o->smoke);
 		if (r == -CVM_E_SKIPPED) {
 			cvm_info("  (no usable GPU here: the loader part passed, the convolution was skipped)");
 			return 0;

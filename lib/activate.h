@@ -88,6 +88,7 @@ struct cvm_activate_opts {
 	size_t nfiles;
 	bool no_journal;		/* the undoing of a switch that was never journaled */
 	size_t *untouched;		/* out, or NULL: paths left as they are (cvm_switch) */
+	struct cvm_json *smoke;		/* out, or NULL: the smoke test's document (smoke.h), its text unprinted */
 	int argc;			/* the command line, for the journal */
 	char **argv;
 };

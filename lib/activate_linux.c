@@ -526,6 +526,16 @@ static int link_state(const struct cvm_switch *sw, const char *path, const char 
 	return o->st = body && !strcmp(o->body, body) ? 1 : 3;
 }
 
+/* Whether path (as under the root) is a symbolic link that leads to nothing. */
+static bool dangling(const struct cvm_switch *sw, const char *path)
+{
+	char host[PATH_MAX];
+	struct stat st;
+
+	return host_path(sw, host, sizeof(host), path) == 0 && lstat(host, &st) == 0 &&
+	       S_ISLNK(st.st_mode) && stat(host, &st) < 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
 /* Whether o, at a path the record rec lists, is a link cudnnvm wrote there. */
 static bool is_ours(const struct links *rec, const char *path, const struct obj *o)
 {
@@ -763,6 +773,13 @@ static int prepare(const struct cvm_switch *sw)
 				conflict = want.path[i];
 			conflicts++;
 		}
+	}
+	if (conflict && dangling(sw, conflict)) {
+		/* A link leading nowhere holds no cuDNN for adopt to take: removing it is the fix. */
+		r = cvm_err(-CVM_E_CONFLICT, "'%s'%s is a link cudnnvm did not create, and it leads "
+			    "nowhere: nothing changed; remove that link, then run this again",
+			    cvm_safe(conflict), conflicts > 1 ? " (and others in the way)" : "");
+		goto out;
 	}
 	if (conflict) {
 		r = cvm_err(-CVM_E_CONFLICT, "'%s'%s was not created by cudnnvm: nothing changed; "

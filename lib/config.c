@@ -169,6 +169,7 @@ static const struct env_number {
 	/* A day: a smoke test that takes longer is hung; the bound keeps ms in range everywhere. */
 	{ "CUDNNVM_SMOKE_TIMEOUT", 1, 86400, "seconds" },
 	{ "CUDNNVM_JOBS", 1, 256, "decoder threads" },
+	{ "CUDNNVM_VERIFY_FIRST", 0, 1, "1: hash the archive first" },
 };
 
 int cvm_config_env_number(const char *name, long dflt, long *out)

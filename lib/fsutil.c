@@ -731,3 +731,10 @@ int cvm_resolve_in_root(const char *prefix, const char *inner, char *out, size_t
 	return cvm_fmt(out, outlen, "%s", dlen ? done : "/");
 }
 
+
+const char *cvm_root_inside(const char *root, const char *host)
+{
+	size_t rl = strlen(root);
+
+	return rl && !strncmp(host, root, rl) && host[rl] == '/' ? host + rl : host;
+}

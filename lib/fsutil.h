@@ -15,6 +15,13 @@
 /* snprintf into buf; -ENAMETOOLONG on truncation. */
 int cvm_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/*
+ * host as the system under the root sees it (host without root, "" for none,
+ * when it lies there), for messages and JSON; values a process opens (env,
+ * exec) stay host paths.
+ */
+const char *cvm_root_inside(const char *root, const char *host);
+
 /* Creates every missing folder of path (relative to dirfd, or absolute). */
 int cvm_mkdir_p_at(int dirfd, const char *path, mode_t mode);
 

@@ -569,7 +569,7 @@ static int install_bundle(struct cvm_ctx *ctx, struct cvm_install *in, const cha
 				     in->spec, in->cuda_major, in->force, &in->fo };
 	struct cvm_bundle_result res;
 	struct cvm_version v;
-	int r;
+	int r, k;
 
 	if (cvm_fetch_supported(o.bundle) && !o.sha256 && !o.archive_sha256)
 		return cvm_err_usage("install", "--bundle %s: a bundle from a URL needs --sha256 (nothing "
@@ -589,9 +589,10 @@ static int install_bundle(struct cvm_ctx *ctx, struct cvm_install *in, const cha
 		r = cvm_version_format(&v, in->release, sizeof(in->release));
 	if (r < 0)
 		return r;
-	if (!res.already)
-		cvm_modulefiles_refresh(ctx);
-	return report(ctx, in, res.already);
+	/* Stale modulefiles are the exit code, after the install (which stands) is said. */
+	k = res.already ? 0 : cvm_modulefiles_refresh(ctx);
+	r = report(ctx, in, res.already);
+	return r < 0 ? r : k;
 }
 
 /*
@@ -1145,7 +1146,7 @@ static int commit(struct install_run *run)
 {
 	struct cvm_install *in = run->in;
 	long long t1;
-	int r;
+	int r, k;
 
 	/* From the commit on it is installed: a Ctrl-C now stops the process as usual. */
 	cvm_interrupts_catch(false);
@@ -1154,7 +1155,7 @@ static int commit(struct install_run *run)
 	if (r < 0)
 		return r;
 	run->staged[0] = '\0';
-	cvm_modulefiles_refresh(run->ctx);
+	k = cvm_modulefiles_refresh(run->ctx);
 	if (in->force) {
 		r = relink_active(run->ctx, in);
 		if (r < 0)
@@ -1162,7 +1163,8 @@ static int commit(struct install_run *run)
 	}
 	cvm_verbose("committed in %lld ms (%s, then the rename)", cvm_now_ms() - t1,
 		    cvm_flush_each_file() ? "each file flushed as written" : "one syncfs");
-	return report(run->ctx, in, false);
+	r = report(run->ctx, in, false);
+	return r < 0 ? r : k;
 }
 
 /* cvm_install's cleanup, on every path: r, or the exit status of an interrupted run. */

@@ -26,9 +26,10 @@ int cvm_modulefiles_format(const char *s, bool *tcl);
 
 /*
  * After install and uninstall: rewrites the modulefiles when ROOT/etc/cudnnvm.conf
- * names a folder ("modules = DIR", "modules_format = lua|tcl"). A failure is a
- * warning: the store's change stands.
+ * names a folder ("modules = DIR", "modules_format = lua|tcl"; DIR is not made).
+ * 0, or a negative code said: the store's change stands, the caller reports it
+ * and then exits with this code (the modulefiles are stale).
  */
-void cvm_modulefiles_refresh(struct cvm_ctx *ctx);
+int cvm_modulefiles_refresh(struct cvm_ctx *ctx);
 
 #endif

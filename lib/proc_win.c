@@ -183,8 +183,11 @@ int cvm_proc_each_modules(int (*fn)(void *arg, unsigned long pid, const char *im
 			continue;
 		h = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION | PROCESS_VM_READ, FALSE, pids[i]);
 		if (!h) {
-			if (GetLastError() == ERROR_ACCESS_DENIED && unreadable)
+			if (GetLastError() == ERROR_ACCESS_DENIED && unreadable) {
+				cvm_verbose("process %lu: it cannot be opened: access denied",
+					    (unsigned long)pids[i]);
 				(*unreadable)++;
+			}
 			continue;	/* or gone meanwhile */
 		}
 		k = modules_of(h, buf, &mods, &n);
@@ -194,8 +197,11 @@ int cvm_proc_each_modules(int (*fn)(void *arg, unsigned long pid, const char *im
 			r = k;
 			break;
 		}
-		if (k == -EACCES && unreadable)
+		if (k == -EACCES && unreadable) {
+			cvm_verbose("process %lu: its modules cannot be read: access denied",
+				    (unsigned long)pids[i]);
 			(*unreadable)++;
+		}
 		/* Otherwise (ERROR_PARTIAL_COPY): starting or ending, nothing loaded to tell. */
 		if (k == 0)
 			r = fn(arg, pids[i], image ? image : "", mods, n);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "out.h"
 #include "proc.h"
 #include "procmap.h"
 #include "store.h"
@@ -176,6 +177,12 @@ int cvm_procmap_scan(struct cvm_store *store, const char *root, struct cvm_proc_
 		snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
 		int k = cvm_proc_read(path, 64u << 20, &text, &len);
 		if (k == -EACCES || k == -EPERM) {
+			char command[512];
+
+			/* Counted for ps; named under -v (its command line is readable to all). */
+			read_command((pid_t)pid, command, sizeof(command));
+			cvm_verbose("process %ld (%s): its maps cannot be read: %s", pid,
+				    cvm_safe(command), strerror(-k));
 			(*unreadable)++;
 			continue;
 		}

@@ -206,15 +206,19 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 
 	memset(r, 0, sizeof(*r));
 	e = cvm_read_regular_at(dirfd, RECORD_JSON, O_NOFOLLOW, 1 << 20, &buf, &len);
+	/* A missing or broken record is an integrity failure (exit 3) in every command. */
 	if (e < 0)
-		return fault(e, name, RECORD_JSON, NULL, 0, ": %s", cvm_strerror(e));
+		return fault(e == -ENOENT ? -CVM_E_INTEGRITY : e, name, RECORD_JSON, NULL, 0, ": %s",
+			     cvm_strerror(e));
 	{
 		char label[4200];
 		snprintf(label, sizeof(label), "%s/" RECORD_JSON, name);
 		e = cvm_json_parse(buf, len, label, &o);
 	}
-	if (e < 0)
+	if (e < 0) {
+		e = e == -ENOMEM ? e : -CVM_E_INTEGRITY;
 		goto out;
+	}
 	r->id = dup_str(o, "id");
 	r->version = dup_str(o, "version");
 	r->release = dup_str(o, "release");
@@ -245,7 +249,7 @@ int cvm_record_read(int dirfd, const char *name, struct cvm_record *r)
 		const char *missing = !r->id ? needed[0] : !r->version ? needed[1] :
 				      !r->platform ? needed[2] : !r->cuda_major ? needed[3] : NULL;
 		if (missing) {
-			e = fault(-CVM_E_MANIFEST, name, RECORD_JSON, NULL, 0, ": no \"%s\" in it",
+			e = fault(-CVM_E_INTEGRITY, name, RECORD_JSON, NULL, 0, ": no \"%s\" in it",
 				  missing);
 			cvm_record_release(r);
 		}
@@ -272,9 +276,10 @@ static int read_list(int dirfd, const char *name, const char *file, char *why, s
 	int e = cvm_read_regular_at(dirfd, file, O_NOFOLLOW, 64 << 20, buf, &len);
 
 	if (e < 0)
-		return fault(e, name, file, why, whylen, ": %s", cvm_strerror(e));
+		return fault(e == -ENOENT ? -CVM_E_INTEGRITY : e, name, file, why, whylen, ": %s",
+			     cvm_strerror(e));
 	if (memchr(*buf, '\0', len))
-		return fault(-CVM_E_MANIFEST, name, file, why, whylen, ": a NUL byte in it");
+		return fault(-CVM_E_INTEGRITY, name, file, why, whylen, ": a NUL byte in it");
 	return 0;
 }
 
@@ -294,7 +299,7 @@ static int read_sums(int dirfd, const char *name, struct cvm_filelist *files, ch
 	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
 		no++;
 		if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' || line[65] != ' ') {
-			e = fault(-CVM_E_MANIFEST, name, FILES_SHA256, why, whylen, " line %zu: not "
+			e = fault(-CVM_E_INTEGRITY, name, FILES_SHA256, why, whylen, " line %zu: not "
 				  "'<SHA-256 in lowercase hex>  <path>'", no);
 			break;
 		}
@@ -327,7 +332,7 @@ static int read_links(int dirfd, const char *name, struct cvm_filelist *files, c
 			skip = 4;
 		}
 		if (!sep || sep == line || !sep[skip]) {
-			e = fault(-CVM_E_MANIFEST, name, LINKS, why, whylen, " line %zu: not "
+			e = fault(-CVM_E_INTEGRITY, name, LINKS, why, whylen, " line %zu: not "
 				  "'<path><TAB><link body>'", no);
 			break;
 		}

@@ -115,6 +115,31 @@ out:
 	return r;
 }
 
+int cvm_pin_unset(const char *dir, char *file, size_t file_len)
+{
+	char spec[160], line[170], *buf = NULL;
+	size_t len = 0;
+	int r;
+
+	snprintf(file, file_len, "%s/.cudnn-version", strcmp(dir, "/") ? dir : "");
+	r = read_pin(file, &buf, &len);
+	if (r == -ENOENT || r == -ENOTDIR)
+		return cvm_err(-CVM_E_NOTFOUND, "no '%s' to remove", cvm_safe(file));
+	if (r == 1)
+		return cvm_err(-CVM_E_PERM, "'%s' is not yours: not removed", cvm_safe(file));
+	if (r < 0)
+		return r;
+	/* Only what 'cudnnvm local' writes (the version and a newline): never a file someone edited. */
+	if (cvm_pin_parse(buf, len, spec, sizeof(spec)) < 0 ||
+	    snprintf(line, sizeof(line), "%s\n", spec) != (int)len || memcmp(line, buf, len))
+		r = cvm_err(-CVM_E_CONFLICT, "'%s' holds more than the version 'cudnnvm local' "
+			    "writes: not removed (edit or remove it yourself)", cvm_safe(file));
+	else if (unlink(file) < 0)
+		r = cvm_err(-errno, "cannot remove '%s': %s", cvm_safe(file), strerror(errno));
+	free(buf);
+	return r;
+}
+
 int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_t file_len)
 {
 	char path[PATH_MAX], *buf = NULL;

@@ -25,6 +25,14 @@ int cvm_pin_parse(const char *text, size_t len, char *spec, size_t spec_len);
  */
 int cvm_pin_find(const char *dir, char *spec, size_t spec_len, char *file, size_t file_len);
 
+/*
+ * Removes dir/.cudnn-version (its path into file) when it is what 'cudnnvm
+ * local' writes: a regular file of the caller's, holding one version and a
+ * newline. 0, or a negative code printed naming the file (-CVM_E_NOTFOUND:
+ * none; -CVM_E_CONFLICT: it holds more, so someone else wrote it).
+ */
+int cvm_pin_unset(const char *dir, char *file, size_t file_len);
+
 /* The largest .cudnn-version read (a bigger one is refused, naming it). */
 #define CVM_PIN_MAX 4096
 

@@ -344,7 +344,8 @@ static int check_library(struct cvm_smoke_check *sc, cvm_json *json)
 {
 	char real[PATH_MAX];
 
-	cvm_smoke_library(sc->tk, sc->id, sc->loaded, sc->header, sc->libv, sc->cudart, json);
+	cvm_smoke_library(sc->tk, sc->id, cvm_root_inside(sc->ctx->root, sc->loaded), sc->header,
+			  sc->libv, sc->cudart, json);
 	if (sc->libv != sc->header)
 		return cvm_err(-CVM_E_SMOKE, "smoke test: %s reports cuDNN %lu, but the headers in "
 			       "%s/include say %lu: headers and library of different versions",

@@ -608,7 +608,8 @@ static int check_library(struct cvm_smoke_check *sc, cvm_json *json)
 	const struct check *c = of(sc);
 	char val[4096], dir[4096], why[1024];
 
-	cvm_smoke_library(sc->tk, sc->id, sc->loaded, sc->header, sc->libv, sc->cudart, json);
+	cvm_smoke_library(sc->tk, sc->id, cvm_root_inside(sc->ctx->root, sc->loaded), sc->header,
+			  sc->libv, sc->cudart, json);
 	if (!cvm_out.json && cvm_smoke_get(sc->res, "cudart_path", val, sizeof(val)))
 		cvm_info("  runtime   %s", cvm_safe(val));
 	/* The file the search found first must be the version's, whatever it reports. */

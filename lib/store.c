@@ -831,9 +831,9 @@ int cvm_store_active_for(struct cvm_store *s, const char *id, char *buf, size_t 
 int cvm_store_resolve(struct cvm_store *s, const char *spec, int cuda_major, const char *cuda,
 		      const char *platform, char *id, size_t len)
 {
-	char **ids = NULL, **any = NULL;
+	char **ids = NULL, **any = NULL, ver[64], plat[64];
 	size_t n = 0, nany = 0;
-	int r;
+	int r, m;
 
 	r = cvm_store_match(s, spec, cuda_major, platform, &ids, &n);
 	if (r == -CVM_E_VERSION)
@@ -845,14 +845,17 @@ int cvm_store_resolve(struct cvm_store *s, const char *spec, int cuda_major, con
 		r = cvm_fmt(id, len, "%s", ids[0]);
 		goto out;
 	}
+	/* install takes a version, not an id (whose CUDA major is the wrong one here): its version. */
+	if (cvm_store_parse_id(spec, ver, sizeof(ver), &m, plat, sizeof(plat)) < 0)
+		snprintf(ver, sizeof(ver), "%s", spec);
 	r = cvm_store_match(s, spec, 0, platform, &any, &nany);
 	if (r == 0 && nany)
 		r = cvm_err(-CVM_E_NOTFOUND, "cuDNN %s is installed only as %s, a build for another "
 			    "CUDA major: CUDA %s needs a cuda%d build ('cudnnvm install %s --cuda %s')",
-			    cvm_safe(spec), any[0], cuda, cuda_major, cvm_safe(spec), cuda);
+			    cvm_safe(spec), any[0], cuda, cuda_major, cvm_safe(ver), cuda);
 	else if (r == 0)
 		r = cvm_err(-CVM_E_NOTFOUND, "cuDNN %s is not installed for CUDA %s ('cudnnvm install "
-			    "%s --cuda %s')", cvm_safe(spec), cuda, cvm_safe(spec), cuda);
+			    "%s --cuda %s')", cvm_safe(spec), cuda, cvm_safe(ver), cuda);
 out:
 	cvm_strv_free(ids, n);
 	cvm_strv_free(any, nany);

@@ -22,6 +22,7 @@
 #include "fsutil.h"
 #include "json.h"
 #include "out.h"
+#include "version.h"
 #include "proc.h"
 #include "toolkit.h"
 #include "trust.h"
@@ -724,45 +725,38 @@ int cvm_toolkit_default(const char *root, const struct cvm_toolkit *t, size_t n)
 	return default_index(root, prefix, t, n);
 }
 
-/* Whether s is "X.x" or "X" (a CUDA major alone); *major is X. */
-static bool major_only(const char *s, int *major)
-{
-	char *end;
-	long v;
-
-	if (*s < '1' || *s > '9')
-		return false;
-	v = strtol(s, &end, 10);
-	if (v > 99 || (*end && strcmp(end, ".x") && strcmp(end, ".X")))
-		return false;
-	*major = (int)v;
-	return true;
-}
-
 int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *out)
 {
 	struct cvm_toolkit *t = NULL;
 	char prefix[PATH_MAX], want[32];
 	char *list = NULL;
-	size_t n = 0, used;
-	int major = 0, minor = 0, pick = -1, r;
+	size_t n = 0;
+	int major = 0, minor = 0, pick = -1, def, r;
 
 	memset(out, 0, sizeof(*out));
 	r = root_prefix(root, prefix, sizeof(prefix));
 	if (r < 0)
 		goto out;
-	/* X.x (or X), as install takes it: the one toolkit of that major. */
-	if (cuda && major_only(cuda, &major))
-		minor = -1;
-	else if (cuda && (parse_xy(cuda, strlen(cuda), &major, &minor, &used) < 0 || cuda[used])) {
-		r = cvm_err(-CVM_E_VERSION, "invalid CUDA version '%s' (expected X.Y, e.g. 12.4, "
-			    "or X.x)", cvm_safe(cuda));
+	/* "12" or "12.x" (minor -1): any toolkit of that major, as every --cuda takes it. */
+	if (cuda && cvm_cuda_parse(cuda, &major, &minor) < 0) {
+		r = cvm_err(-CVM_E_USAGE, "invalid CUDA version '%s' (expected X.Y, e.g. 12.4, or "
+			    "X for any X.y)", cvm_safe(cuda));
 		goto out;
 	}
 	r = cvm_toolkits_find(root, &t, &n);
 	if (r < 0)
 		goto out;
-	if (cuda) {
+	if (cuda && minor < 0) {
+		/* The default toolkit when it is of that major, else the newest of it. */
+		def = default_index(root, prefix, t, n);
+		bool by_default = def >= 0 && t[def].major == major;
+
+		pick = by_default ? def : -1;
+		for (size_t i = 0; i < n && !by_default; i++)
+			if (t[i].major == major && (pick < 0 || t[i].minor > t[pick].minor))
+				pick = (int)i;
+	} else if (cuda) {
+		snprintf(want, sizeof(want), "/usr/local/cuda-%d.%d", major, minor);
 		for (size_t i = 0; i < n; i++) {
 			if (t[i].major != major || (minor >= 0 && t[i].minor != minor))
 				continue;
@@ -788,7 +782,8 @@ int cvm_toolkit_select(const char *root, const char *cuda, struct cvm_toolkit *o
 		list = found_list(t, n);
 		if (cuda)
 			r = cvm_err(-CVM_E_NOTFOUND, "no CUDA %s toolkit under '%s' (found: %s)",
-				    cvm_safe(cuda), cvm_safe(prefix[0] ? prefix : "/"), list ? list : "?");
+				    cvm_safe(cuda), cvm_safe(prefix[0] ? prefix : "/"),
+				    list ? list : "?");
 		else
 			r = cvm_err(-CVM_E_NOTFOUND, "no --cuda given and '/usr/local/cuda' does "
 				    "not point to a toolkit (found: %s)", list ? list : "?");

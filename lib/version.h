@@ -11,6 +11,9 @@ struct cvm_version {
 	int n;			/* parts given, 1..4; absent parts are 0 */
 };
 
+/* The oldest cuDNN major cudnnvm installs and activates (legacy tgz 8.0-8.2 included). */
+#define CVM_CUDNN_OLDEST_MAJOR 8
+
 /*
  * Parses s strictly: 1-4 decimal parts of at most 6 digits each, no sign,
  * no spaces, nothing after. 0, or -CVM_E_VERSION (prints nothing).

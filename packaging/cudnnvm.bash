@@ -12,7 +12,7 @@ _cudnnvm_platforms="linux-x86_64 linux-sbsa linux-aarch64 linux-ppc64le windows-
 _cudnnvm_options() {
 	local o
 	case $1 in
-	install) o="--cuda --archive --bundle --prefer-bundles --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use --for --dry-run" ;;
+	install) o="--cuda --archive --bundle --prefer-bundles --sha256 --platform --force --jobs --verify-first --offline --connect-timeout --low-speed-time --retries --use --no-smoke --no-ldconfig --for --dry-run" ;;
 	fetch) o="--cuda --platform --connect-timeout --low-speed-time --retries" ;;
 	mirror) o="--cuda --platform --connect-timeout --low-speed-time --retries" ;;
 	update) o="--offline --dry-run --connect-timeout --low-speed-time --retries" ;;
@@ -26,6 +26,7 @@ _cudnnvm_options() {
 	exec) o="--cuda --force" ;;
 	smoke) o="--cuda --no-gpu --device --all-devices" ;;
 	modulefiles) o="--format --default" ;;
+	local) o="--unset" ;;
 	export) o="--cuda --format" ;;
 	verify | current | history | which | prefix) o="--cuda" ;;
 	doctor) o="--python" ;;

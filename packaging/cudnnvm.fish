@@ -181,6 +181,8 @@ complete -c cudnnvm -n '__cudnnvm_is install update' -l offline -d 'never touch 
 complete -c cudnnvm -n '__cudnnvm_is install' -l use -d 'activate it afterwards'
 complete -c cudnnvm -n '__cudnnvm_is install use' -l for -r -F -d "the version a Python environment's frameworks take"
 complete -c cudnnvm -n '__cudnnvm_is doctor' -l python -r -F -d 'a Python environment to check'
+complete -c cudnnvm -n '__cudnnvm_is install' -l no-smoke -d 'with --use: skip the smoke test'
+complete -c cudnnvm -n '__cudnnvm_is install' -l no-ldconfig -d 'with --use: do not run ldconfig'
 complete -c cudnnvm -n '__cudnnvm_is env exec' -l force -d 'even a version whose last smoke test failed'
 
 complete -c cudnnvm -n '__cudnnvm_is cache; and __cudnnvm_first_arg' -a 'list clean'
@@ -209,4 +211,5 @@ complete -c cudnnvm -n '__cudnnvm_is modulefiles' -l default -x -a '(__cudnnvm_i
 complete -c cudnnvm -n '__cudnnvm_is export; and __cudnnvm_first_arg' -a '(__cudnnvm_installed)'
 complete -c cudnnvm -n '__cudnnvm_is export' -l format -x -a 'tar tar.zst' -d 'the bundle format'
 complete -c cudnnvm -n '__cudnnvm_is local; and __cudnnvm_first_arg' -a '(__cudnnvm_installed)'
+complete -c cudnnvm -n '__cudnnvm_is local' -l unset -d 'remove the pin here'
 complete -c cudnnvm -n '__cudnnvm_is help; and __cudnnvm_first_arg' -a 'install fetch update mirror cache list verify uninstall use current rollback history env exec local adopt smoke doctor toolkits export which prefix modulefiles'

@@ -117,6 +117,14 @@ struct cvm_toolkit;
 int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *spec,
 		const struct cvm_activate_opts *o);
 
+/*
+ * use's and rollback's JSON document (cuda, toolkit, id, previous, smoke),
+ * made this run's document. *smoke, the smoke test's (cvm_activate_opts), is
+ * taken when the test ran (then NULL), else "smoke" is null. 0 or -ENOMEM.
+ */
+int cvm_cli_use_json(const char *cuda, const struct cvm_toolkit *tk, const char *id,
+		     const char *previous, cvm_json **smoke);
+
 /* install's and fetch's --connect-timeout ('C'), --low-speed-time ('L'), --retries ('R'). */
 int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo);
 

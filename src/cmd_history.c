@@ -15,7 +15,7 @@
 #include "journal.h"
 #include "json.h"
 #include "out.h"
-#include "version.h"
+#include "toolkit.h"
 
 static int show(struct cvm_ctx *ctx, const char *cuda, cvm_json *arr)
 {
@@ -64,21 +64,27 @@ int cvm_cmd_history(struct cvm_ctx *ctx, int argc, char **argv)
 	};
 	const char *cuda = NULL;
 	cvm_json *doc = NULL, *arr = NULL;
-	char *names[256];
+	struct cvm_toolkit tk;
+	char *names[256], name[16];
 	size_t n = 0;
-	int c, r = 0, major, minor;
+	int c, r = 0;
 
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
-		if (c == 'c' && cvm_cuda_parse(optarg, &major, &minor) == 0 && minor >= 0) {
-			cuda = optarg;
-			continue;
-		}
-		if (c == 'c')
-			return cvm_usage("history", "--cuda '%s': expected X.Y, e.g. 12.4", cvm_safe(optarg));
-		return cvm_usage_bad_option("history", argv);
+		if (c != 'c')
+			return cvm_usage_bad_option("history", argv);
+		cuda = optarg;
 	}
 	if (optind != argc)
 		return cvm_usage_unexpected("history", argv);
+	/* --cuda names a toolkit as current's does (12 or 12.4): none such is exit 1. */
+	if (cuda) {
+		r = cvm_toolkit_select(ctx->root, cuda, &tk);
+		if (r < 0)
+			return r;
+		cvm_toolkit_name(&tk, name, sizeof(name));
+		cvm_toolkit_release(&tk);
+		cuda = name;
+	}
 	if (cvm_out.json) {
 		doc = cvm_json_object();
 		arr = cvm_json_array();

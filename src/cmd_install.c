@@ -38,6 +38,7 @@ struct install_cli {
 	struct cvm_install in;
 	bool use;			/* --use: then activate it, as 'use' does */
 	const char *py;			/* --for PY: the release its frameworks take */
+	struct cvm_activate_opts ao;	/* use's options: --no-smoke, --no-ldconfig */
 	char pin[160];			/* VERSION from .cudnn-version */
 };
 
@@ -57,6 +58,8 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 		{ "retries", required_argument, NULL, 'R' },
 		{ "use", no_argument, NULL, 'U' },
 		{ "for", required_argument, NULL, 'F' },
+		{ "no-smoke", no_argument, NULL, 'S' },
+		{ "no-ldconfig", no_argument, NULL, 'l' },
 		{ "bundle", required_argument, NULL, 'B' },
 		{ "prefer-bundles", no_argument, NULL, 'b' },
 		CVM_DRYRUN_LONGOPT,
@@ -64,7 +67,6 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	struct cvm_install *in = &cli->in;
-	const char *env;
 	long jobs;
 	int c, r;
 
@@ -72,8 +74,9 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 	if (cvm_config_env_number("CUDNNVM_JOBS", 0, &jobs) < 0)
 		return -CVM_E_USAGE;
 	in->jobs = (unsigned)jobs;
-	env = getenv("CUDNNVM_VERIFY_FIRST");
-	in->verify_first = env && *env && strcmp(env, "0");
+	if (cvm_config_env_number("CUDNNVM_VERIFY_FIRST", 0, &jobs) < 0)
+		return -CVM_E_USAGE;
+	in->verify_first = jobs == 1;
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
 		switch (c) {
 		case 'c':
@@ -114,6 +117,12 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 		case 'F':
 			cli->py = optarg;
 			break;
+		case 'S':
+			cli->ao.no_smoke = true;
+			break;
+		case 'l':
+			cli->ao.no_ldconfig = true;
+			break;
 		case 'B':
 			in->bundle = optarg;
 			break;
@@ -124,6 +133,9 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 			return cvm_usage_bad_option("install", argv);
 		}
 	}
+	if (!cli->use && (cli->ao.no_smoke || cli->ao.no_ldconfig))
+		return cvm_usage("install", "--%s goes with --use (the activation it changes)",
+				 cli->ao.no_smoke ? "no-smoke" : "no-ldconfig");
 	if (in->bundle && in->archive)
 		return cvm_usage("install", "--bundle and --archive: give one of them");
 	if (in->prefer_bundles && (in->bundle || in->archive || in->sha256))
@@ -155,12 +167,13 @@ static int parse(struct install_cli *cli, int argc, char **argv)
  * the toolkit --cuda names or the default one, by 'use' itself. With
  * --json, install's document gets use's fields under "use".
  */
-static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in)
+static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in,
+			 const struct cvm_activate_opts *use_opts)
 {
 	struct cvm_toolkit tk = { 0 };
 	char cuda[16], before[160], path[4096];
 	char *av[] = { "use", (char *)in->id, "--cuda", cuda, NULL };
-	struct cvm_activate_opts ao = { .kind = "use", .closure = true, .argc = 4, .argv = av };
+	struct cvm_activate_opts ao = *use_opts;
 	cvm_json *o = NULL, *u;
 	int r;
 
@@ -168,6 +181,10 @@ static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in)
 	if (r < 0)
 		return r;
 	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
+	ao.kind = "use";
+	ao.argc = 4;
+	ao.argv = av;
+	ao.closure = true;
 	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
 		before[0] = '\0';
 	/* A dry run installed nothing that use could switch to: what it would do is said. */
@@ -217,6 +234,6 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 	if (r == 0)
 		r = cvm_install(ctx, &cli.in);
 	if (r == 0 && cli.use)
-		r = use_installed(ctx, &cli.in);
+		r = use_installed(ctx, &cli.in, &cli.ao);
 	return r;
 }

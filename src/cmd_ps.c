@@ -114,11 +114,10 @@ int cvm_cmd_ps(struct cvm_ctx *ctx, int argc, char **argv)
 	else
 		cvm_info("%zu process%s map%s cuDNN, %zu flagged", n, n == 1 ? "" : "es",
 			 n == 1 ? "s" : "", flagged);
-	if (unreadable && geteuid() != 0)
-		cvm_info("%zu process%s of other users could not be read (root sees them)", unreadable,
-			 unreadable == 1 ? "" : "es");
-	else if (unreadable)
-		cvm_info("%zu process%s could not be read", unreadable, unreadable == 1 ? "" : "es");
+	if (unreadable)
+		cvm_info("%zu process%s%s could not be read (%s%s)", unreadable,
+			 unreadable == 1 ? "" : "es", geteuid() ? " of other users" : "",
+			 geteuid() ? "root sees them; " : "", cvm_out.verbosity > 0 ? "named above" : "-v names them");
 out:
 	cvm_json_free(arr);
 	cvm_json_free(doc);

@@ -61,23 +61,19 @@ int cvm_cmd_rollback(struct cvm_ctx *ctx, int argc, char **argv)
 	}
 	if (r < 0)
 		goto out;
+	o.smoke = cvm_out.json ? cvm_json_object() : NULL;
 	r = cvm_activate(ctx, &tk, to, &o);
 	if (r < 0)
 		goto out;
 	if (cvm_out.json) {
-		cvm_json *j = cvm_json_object();
-		cvm_json_set(j, "cuda", cvm_json_string(cuda));
-		cvm_json_set(j, "toolkit", cvm_json_string(tk.display));
-		cvm_json_set(j, "id", cvm_json_string(to));
-		cvm_json_set(j, "previous", cvm_json_string(cur[0] ? cur : NULL));
-		r = cvm_json_print(j);
-		cvm_json_free(j);
+		r = cvm_cli_use_json(cuda, &tk, to, cur, &o.smoke);
 	} else {
 		cvm_info("%sCUDA %s (%s) %s %s%s%s%s", cvm_plan_dry(&ctx->plan) ? "dry run: " : "", cuda,
 			 tk.display, cvm_plan_dry(&ctx->plan) ? "would roll back to" : "rolled back to", to,
 			 cur[0] ? ", was " : "", cur, cvm_plan_dry(&ctx->plan) ? "; nothing was changed" : "");
 	}
 out:
+	cvm_json_free(o.smoke);
 	free(e);
 	cvm_toolkit_release(&tk);
 	return r;

@@ -90,16 +90,8 @@ int cvm_cmd_toolkits(struct cvm_ctx *ctx, int argc, char **argv)
 	size_t n = 0;
 	int def, r;
 
-	/* main() ran getopt on its own argv: 0 makes glibc start afresh. */
-	optind = 0;
-	opterr = 0;
-	if (cvm_cli_getopt(argc, argv, longopts) != -1) {
-		/* A long option leaves its whole word in argv; a short one only in optopt. */
-		if (optopt && strncmp(argv[optind - 1], "--", 2) != 0)
-			return cvm_usage("toolkits", "unknown option '-%s'",
-					 cvm_safe((char[]){ (char)optopt, '\0' }));
-		return cvm_usage("toolkits", "unknown option '%s'", cvm_safe(argv[optind - 1]));
-	}
+	if (cvm_cli_getopt(argc, argv, longopts) != -1)
+		return cvm_usage_bad_option("toolkits", argv);
 	if (optind < argc)
 		return cvm_usage_unexpected("toolkits", argv);
 

@@ -116,7 +116,7 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 	const char *platform = NULL, *spec;
 	char **ids = NULL, active[256];
 	size_t n = 0;
-	int c, r, major = 0;
+	int c, r, k, major = 0;
 	bool force = false;
 
 	while ((c = cvm_cli_getopt(argc, argv, opts)) != -1) {
@@ -179,7 +179,7 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 	r = cvm_store_remove(&ctx->store, ids[0]);
 	if (r < 0)
 		goto out;
-	cvm_modulefiles_refresh(ctx);
+	k = cvm_modulefiles_refresh(ctx);
 	if (cvm_out.json) {
 		cvm_json *o = cvm_json_object();
 		cvm_json_set(o, "removed", cvm_json_string(ids[0]));
@@ -189,6 +189,7 @@ int cvm_cmd_uninstall(struct cvm_ctx *ctx, int argc, char **argv)
 		cvm_info("%s%s%s", cvm_plan_dry(&ctx->plan) ? "dry run: " : "removed ", ids[0],
 			 cvm_plan_dry(&ctx->plan) ? " would be removed; nothing was changed" : "");
 	}
+	r = k;	/* stale modulefiles: the exit code, after the removal is said */
 out:
 	cvm_strv_free(ids, n);
 	return r;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* use: activate an installed version for one CUDA toolkit, then the smoke test. */
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +16,25 @@
 #include "select.h"
 #include "store.h"
 #include "toolkit.h"
+
+int cvm_cli_use_json(const char *cuda, const struct cvm_toolkit *tk, const char *id,
+		     const char *previous, cvm_json **smoke)
+{
+	cvm_json *j = cvm_json_object();
+	bool ran = *smoke && cvm_json_get(*smoke, "library");
+	int r;
+
+	cvm_json_set(j, "cuda", cvm_json_string(cuda));
+	cvm_json_set(j, "toolkit", cvm_json_string(tk->display));
+	cvm_json_set(j, "id", cvm_json_string(id));
+	cvm_json_set(j, "previous", cvm_json_string(previous[0] ? previous : NULL));
+	cvm_json_set(j, "smoke", ran ? *smoke : cvm_json_string(NULL));
+	if (ran)
+		*smoke = NULL;
+	r = cvm_json_print(j);
+	cvm_json_free(j);
+	return r;
+}
 
 int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *spec,
 		const struct cvm_activate_opts *o)
@@ -34,19 +54,14 @@ int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *s
 	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
 		before[0] = '\0';
 	ao.untouched = &untouched;
+	/* --json: the smoke test's document goes in use's, as "smoke" (null when none ran). */
+	ao.smoke = cvm_out.json ? cvm_json_object() : NULL;
 	r = cvm_activate(ctx, tk, id, &ao);
-	if (r < 0)
+	if (r >= 0 && cvm_out.json)
+		r = cvm_cli_use_json(cuda, tk, id, before, &ao.smoke);
+	cvm_json_free(ao.smoke);
+	if (r < 0 || cvm_out.json)
 		return r;
-	if (cvm_out.json) {
-		cvm_json *j = cvm_json_object();
-		cvm_json_set(j, "cuda", cvm_json_string(cuda));
-		cvm_json_set(j, "toolkit", cvm_json_string(tk->display));
-		cvm_json_set(j, "id", cvm_json_string(id));
-		cvm_json_set(j, "previous", cvm_json_string(before[0] ? before : NULL));
-		r = cvm_json_print(j);
-		cvm_json_free(j);
-		return r;
-	}
 	if (!strcmp(before, id) && untouched) {
 		cvm_info("%s was already active for CUDA %s (%s); its links were checked: %zu "
 			 "path%s left as found, not cudnnvm's (named above)", id, cuda, tk->display,

@@ -13,6 +13,7 @@
 #include "compat.h"
 #include "doctor.h"
 #include "error.h"
+#include "fsutil.h"
 #include "json.h"
 #include "out.h"
 #include "toolkit.h"
@@ -20,9 +21,7 @@
 /* The path as the user knows it (inside the root). */
 static const char *inside(const struct cvm_ctx *ctx, const char *host)
 {
-	size_t rl = strlen(ctx->root);
-
-	return rl && !strncmp(host, ctx->root, rl) && host[rl] == '/' ? host + rl : host;
+	return cvm_root_inside(ctx->root, host);
 }
 
 static void explain(const struct cvm_ctx *ctx, const struct cvm_which *w, const char *cuda,

@@ -22,6 +22,7 @@
 #include "plan.h"
 #include "select.h"
 #include "smoke.h"
+#include "store.h"
 #include "version.h"
 
 #define CVM_VERSION_STRING "0.1.0"
@@ -50,7 +51,7 @@ struct command {
  */
 static const struct command commands[] = {
 	{ "install", cvm_cmd_install, CVM_CMD_WRITE | CVM_CMD_DRYRUN | CVM_CMD_HASH, "install a cuDNN release into the store",
-	  "install [VERSION] [--cuda X.Y] [--archive FILE | --bundle FILE|URL] [--sha256 HEX] [--use] [--dry-run] [OPTIONS]",
+	  "install [VERSION] [--cuda X.Y] [--archive FILE | --bundle FILE|URL] [--sha256 HEX] [--use [--no-smoke]] [--dry-run] [OPTIONS]",
 	  CUDA_OPT
 	  "  --archive FILE       the archive to install (default: the cache, else the mirror)\n"
 	  "  --sha256 HEX         install an archive no manifest lists, checked against HEX\n"
@@ -58,6 +59,8 @@ static const struct command commands[] = {
 	  "  --force              reinstall an installed version, or install a different archive\n"
 	  "                       over it\n"
 	  "  --use                then activate it as 'cudnnvm use' does (smoke test included)\n"
+	  "  --no-smoke           with --use: skip the smoke test\n"
+	  "  --no-ldconfig        with --use: do not run ldconfig\n"
 	  "  --jobs N             xz decoder threads, 1 to 256 (default: one per CPU; CUDNNVM_JOBS)\n"
 	  "  --verify-first       hash the whole archive before decoding a byte\n"
 	  "                       (CUDNNVM_VERIFY_FIRST=1)\n"
@@ -161,9 +164,10 @@ static const struct command commands[] = {
 	  "framework VERSION cannot serve, exec refuses (exit 1) unless --force.\n",
 	  "cudnnvm exec 8.9.7 --cuda 11.8 -- python train.py" },
 	{ "local", cvm_cmd_local, 0, "pin a version for this folder (.cudnn-version)",
-	  "local VERSION",
+	  "local [VERSION | --unset]",
+	  "  --unset              remove the pin here (only one 'cudnnvm local' wrote)\n"
 	  "Writes .cudnn-version here: env, exec, use and install in this folder and below\n"
-	  "take their VERSION from it when none is given.\n",
+	  "take their VERSION from it when none is given. Without VERSION: the pin in effect.\n",
 	  "cudnnvm local 9.1" },
 	{ "adopt", cvm_cmd_adopt, CVM_CMD_WRITE | CVM_CMD_SYSTEM | CVM_CMD_DRYRUN | CVM_CMD_HASH, "bring a hand-copied cuDNN under management",
 	  "adopt [--cuda X.Y] [--no-ldconfig] [--dry-run]",
@@ -218,7 +222,8 @@ static const struct command commands[] = {
 	  "write Lmod/Tcl modulefiles of the installed versions",
 	  "modulefiles DIR [--format lua|tcl] [--default ID]",
 	  "  --format F           lua (Lmod, the default) or tcl (Environment Modules)\n"
-	  "  --default ID         the version 'module load cudnn' picks\n",
+	  "  --default ID         the version 'module load cudnn' picks\n"
+	  "DIR is made when missing.\n",
 	  "cudnnvm modulefiles /opt/modulefiles --default 9.1" },
 	{ "help", NULL, 0, "help for a command: help COMMAND",
 	  "help [COMMAND]",
@@ -236,8 +241,14 @@ static void usage(FILE *f)
 		"usage: cudnnvm [--root DIR] [--store DIR] [--user] [--manifests DIR] [--mirror URL]\n"
 		"               [--json] [-q|-v] [--no-wait | --lock-timeout SEC] COMMAND [ARGS]\n"
 		"\ncommands:\n");
+	/* One column for the summaries, as wide as the longest name needs. */
+	int w = 0;
+
 	for (size_t i = 0; i < N_COMMANDS; i++)
-		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		if ((int)strlen(commands[i].name) > w)
+			w = (int)strlen(commands[i].name);
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		fprintf(f, "  %-*s  %s\n", w, commands[i].name, commands[i].summary);
 	fprintf(f, "\n'cudnnvm COMMAND --help' or 'cudnnvm help COMMAND': its options and an example;"
 		   " 'man cudnnvm': all of it.\n"
 		   "exit codes: 0 ok, 1 failure, 2 usage, 3 integrity, 4 smoke test, "
@@ -353,14 +364,29 @@ int cvm_cli_common_opt(int c)
 	}
 }
 
+/* An error cvm_cli_getopt said already: cvm_usage_bad_option returns it, unsaid again. */
+static int getopt_said;
+static int after_options(int argc, char **argv);
+
 int cvm_cli_getopt(int argc, char **argv, const struct option *opts)
 {
-	int c;
+	int c, li, major;
 
-	while ((c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, NULL)) != -1)
+	for (;;) {
+		li = -1;
+		c = getopt_long(argc, argv, CVM_COMMON_SHORTOPTS, opts, &li);
+		if (c == -1)
+			break;
+		/* --cuda's form is checked here for every command: X.Y, X or X.x, else exit 2. */
+		if (c != '?' && li >= 0 && !strcmp(opts[li].name, "cuda") &&
+		    (getopt_said = cvm_cuda_arg(argv[0], optarg, &major)) < 0)
+			return '?';
 		if (!cvm_cli_common_opt(c))
 			return c;
-	return -1;
+	}
+	/* Only once the options are good is anything opened, made or locked. */
+	getopt_said = after_options(argc, argv);
+	return getopt_said < 0 ? '?' : -1;
 }
 
 int cvm_cli_cuda_only(const char *cmd, int argc, char **argv, const char **cuda)
@@ -393,12 +419,27 @@ int cvm_usage(const char *cmd, const char *fmt, ...)
 	return r;
 }
 
-/* After getopt_long returned '?' (opterr is 0: we word the message). */
+/*
+ * After getopt_long returned '?' (opterr is 0: we word the message). A long
+ * option named as typed: its value missing (optopt is its code) or unknown.
+ */
 int cvm_usage_bad_option(const char *cmd, char **argv)
 {
-	if (optopt && optopt != '?')
-		return cvm_usage(cmd, "unknown option '-%c' or missing argument", optopt);
-	return cvm_usage(cmd, "unknown option '%s' or missing argument", cvm_safe(argv[optind - 1]));
+	const char *typed = optind > 0 ? argv[optind - 1] : "";
+	char name[64];
+	int r = getopt_said;
+
+	getopt_said = 0;
+	if (r < 0)
+		return r;
+	if (strncmp(typed, "--", 2) || !typed[2])
+		return cvm_usage(cmd, "unknown option '-%c'", optopt ? optopt : '?');
+	snprintf(name, sizeof(name), "%.*s", (int)strcspn(typed, "="), typed);
+	if (optopt && strchr(typed, '='))
+		return cvm_usage(cmd, "option '%s' takes no value", cvm_safe(name));
+	if (optopt)
+		return cvm_usage(cmd, "option '%s' needs a value", cvm_safe(name));
+	return cvm_usage(cmd, "unknown option '%s'", cvm_safe(name));
 }
 
 int cvm_usage_unexpected(const char *cmd, char **argv)
@@ -799,6 +840,54 @@ static int open_store(struct invocation *inv)
 	return 0;
 }
 
+/* The command whose store its cvm_cli_getopt opens after the last option; NULL once done. */
+static struct invocation *pending;
+
+/* A VERSION operand (a version or an installed id, cuDNN 8 or newer), before anything is touched. */
+static int version_operand(const char *cmd, const char *arg)
+{
+	char spec[160], ver[64], plat[64];
+	struct cvm_version v = { 0 };
+	int major;
+
+	if (strchr(arg, '\n') || cvm_pin_parse(arg, strlen(arg), spec, sizeof(spec)) < 0 ||
+	    strcmp(spec, arg))
+		return cvm_usage(cmd, "VERSION '%s': expected a cuDNN version such as 9.1, or an "
+				 "installed id", cvm_safe(arg));
+	if (cvm_version_parse(spec, &v) < 0 &&
+	    cvm_store_parse_id(spec, ver, sizeof(ver), &major, plat, sizeof(plat)) == 0)
+		(void)cvm_version_parse(ver, &v);
+	if (v.part[0] < CVM_CUDNN_OLDEST_MAJOR)
+		return cvm_usage(cmd, "VERSION '%s': cuDNN %u is older than any release cudnnvm "
+				 "supports (%d and newer)", cvm_safe(arg), v.part[0],
+				 CVM_CUDNN_OLDEST_MAJOR);
+	return 0;
+}
+
+/*
+ * After the command's options (cvm_cli_getopt): its VERSION operand checked,
+ * where its usage line begins with one (not after exec's "--"), then the store.
+ */
+static int after_options(int argc, char **argv)
+{
+	struct invocation *inv = pending;
+	const char *u;
+	int dashes = 0, r;
+
+	if (!inv)
+		return 0;
+	pending = NULL;
+	u = inv->cmd->usage + strlen(inv->cmd->name);
+	while (dashes < argc && strcmp(argv[dashes], "--"))
+		dashes++;
+	if ((!strncmp(u, " VERSION", 8) || !strncmp(u, " [VERSION", 9)) && optind < dashes) {
+		r = version_operand(inv->cmd->name, argv[optind]);
+		if (r < 0)
+			return r;
+	}
+	return open_store(inv);
+}
+
 /* The exit code of r, said by the JSON document; the store closed. */
 static int finish(struct invocation *inv, int r)
 {
@@ -835,15 +924,16 @@ int main(int argc, char **argv)
 		r = pick_command(&inv, argc, argv);
 	if (r == 0)
 		r = check_settings(&inv, argc, argv);
-	if (r == 0)
-		r = open_store(&inv);
 	if (r == SETUP_DONE) {
 		r = 0;
 	} else if (r == 0) {
 		argv += optind;
 		argc -= optind;
 		optind = 0;	/* a full reset for the command's getopt */
+		/* The store is opened after the command's options (after_options): a usage error touches nothing. */
+		pending = &inv;
 		r = inv.cmd->run(&inv.ctx, argc, argv);
+		pending = NULL;
 	}
 	return finish(&inv, r);
 }

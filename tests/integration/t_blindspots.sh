@@ -157,7 +157,7 @@ unsafe() {
 	assert_output_contains "problem: /opt/cudnnvm/versions/$shown: $why" "$name: doctor reports it"
 	snapshot "$ROOT" >"$TEST_TMP/before.snap"
 	cvm use 8.9.6 --cuda 11.8 --no-smoke
-	assert_rc 1 "$name: use --no-smoke refuses it"
+	assert_rc 3 "$name: use --no-smoke refuses it, exit 3 as verify and export"
 	if [ "$rel" = . ]; then
 		assert_err_contains "refusing to activate $ID896: its folder: $why" "$name: use says what and why"
 	else

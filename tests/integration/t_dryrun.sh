@@ -80,8 +80,8 @@ flip_byte "$BAD"
 dry "install of a corrupted archive" 3 --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$BAD"
 assert_err_contains "SHA-256 mismatch" "install --dry-run: the SHA-256 is checked for real"
 same_rc "install of a corrupted archive" --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$BAD"
-dry "install of an unknown version" 1 --manifests "$MAN" install 7.0.1 --cuda 11.8 --archive "$A897"
-same_rc "install of an unknown version" --manifests "$MAN" install 7.0.1 --cuda 11.8 --archive "$A897"
+dry "install of an unknown version" 1 --manifests "$MAN" install 8.99.1 --cuda 11.8 --archive "$A897"
+same_rc "install of an unknown version" --manifests "$MAN" install 8.99.1 --cuda 11.8 --archive "$A897"
 
 # ------------------------------------------------------------------ use
 inst 8.9.7.29 11.8
@@ -191,8 +191,8 @@ assert_json 'd["dry_run"] is True and d["removed"] == "'"$ID897"'" and [c["path"
 dry "uninstall --force of the active version" 0 uninstall "$ID896" --force
 assert_out_contains "would replace link /opt/cudnnvm/active/cuda-11.8 -> ../versions/$ID897" "uninstall --force --dry-run: the previous version comes back first"
 assert_out_contains "would remove /opt/cudnnvm/versions/$ID896" "uninstall --force --dry-run: then the version goes"
-dry "uninstall of a version that is not installed" 1 uninstall 7.0.1
-same_rc "uninstall of a version that is not installed" uninstall 7.0.1
+dry "uninstall of a version that is not installed" 1 uninstall 8.0.1
+same_rc "uninstall of a version that is not installed" uninstall 8.0.1
 
 # ------------------------------------- a file cudnnvm did not create is in the way
 inst 9.1.1.17 12.4

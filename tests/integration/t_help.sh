@@ -108,8 +108,9 @@ for o in "${OPTS[@]}"; do
 	check "the man page documents --$o" grep -q -e "--$o\\b" "$MANTXT"
 done
 
-# Every CUDNNVM_* variable the source reads is in the man page.
-mapfile -t VARS < <(grep -ohE 'getenv\("CUDNNVM_[A-Z_]+"\)' "$SRC"/*.c "$LIB"/*.c "$COMPAT"/*.c | sed -E 's/getenv\("([A-Z_]+)"\)/\1/' | sort -u)
+# Every CUDNNVM_* variable the source reads (getenv, or config.c's checked numbers) is in the man page.
+mapfile -t VARS < <(grep -ohE '(getenv\(|cvm_config_env_number\(|\{ )"CUDNNVM_[A-Z_]+"' "$SRC"/*.c "$LIB"/*.c "$COMPAT"/*.c |
+	sed -E 's/.*"([A-Z_]+)"$/\1/' | sort -u)
 check "the source reads at least 8 CUDNNVM_* variables (found ${#VARS[@]})" test "${#VARS[@]}" -ge 8
 for v in "${VARS[@]}"; do
 	check "the man page documents $v" grep -q "\\b$v\\b" "$MANTXT"

@@ -201,8 +201,8 @@ assert_sha256sum_c "$VL" "legacy: sha256sum -c passes"
 assert_store_clean "work areas empty after the legacy install"
 
 # ------------------------------------------------------------- bad input
-cvm --manifests "$MAN" install 7.0.0 --cuda 11.8 --archive "$A8"
-assert_rc 1 "unknown version 7.0.0: exit 1"
+cvm --manifests "$MAN" install 8.99.0 --cuda 11.8 --archive "$A8"
+assert_rc 1 "unknown version 8.99.0: exit 1"
 assert_err_matches '9\.27\.0|9\.1\.1|8\.6\.0' "unknown version: the message lists what exists"
 assert_error_line "unknown version: one 'cudnnvm: error:' line"
 cvm --manifests "$MAN" install 8.6.0 --cuda 12.4 --archive "$A8"
@@ -221,8 +221,8 @@ assert_rc 2 "unknown command: exit 2"
 cvm install
 assert_rc 2 "install without VERSION: exit 2"
 cvm install not.a.version --cuda 11.8 --archive "$A8"
-assert_rc 1 "malformed VERSION: exit 1 (an unknown version)"
-assert_err_contains "invalid version 'not.a.version'" "malformed VERSION: the message names it"
+assert_rc 2 "malformed VERSION: exit 2 (a usage error)"
+assert_err_line "install: VERSION 'not.a.version': expected a cuDNN version such as 9.1, or an installed id (see 'cudnnvm install --help')" "malformed VERSION: the message names it"
 
 BAD=$TEST_TMP/manifests-bad
 mkdir -p "$BAD"
@@ -235,7 +235,7 @@ assert_rc 1 "malformed manifest: list --available exits 1"
 assert_err_contains "redistrib_9.99.0.json" "malformed manifest: list --available names the file"
 
 # ------------------------------------------------------------ messages, --json
-cvm --json --manifests "$MAN" install 7.0.0 --cuda 11.8 --archive "$A8"
+cvm --json --manifests "$MAN" install 8.99.0 --cuda 11.8 --archive "$A8"
 assert_rc 1 "--json: unknown version still exits 1"
 assert_json 'd["error"]["code"] == 1' "--json error: {\"error\": {\"code\": 1}}"
 assert_json 'isinstance(d["error"]["message"], str) and len(d["error"]["message"]) > 0' "--json error: a message"

@@ -32,7 +32,8 @@ for bad in "9.1 x" "../9.1" "" "abc"; do
 	check "local '$bad': the file is unchanged" test "$(cat "$PROJ/.cudnn-version")" = 9.1.0
 done
 cvm local
-assert_rc 2 "local without VERSION: exit 2"
+assert_rc 0 "local without VERSION: shows the pin, exit 0"
+assert_out_contains "9.1.0 ($PROJ/.cudnn-version)" "local without VERSION: the version and the file"
 
 # ------------------------------------- env, exec, use, install take the pin
 cd "$PROJ/sub/deeper" || exit 1
@@ -101,6 +102,45 @@ for c in "env --cuda 12.4" "exec --cuda 12.4 -- true"; do
 	assert_rc 2 "a FIFO .cudnn-version two folders up, $1: exit 2 (not a hang: 124)"
 	assert_err_contains "$HOSTILE/fifo/.cudnn-version" "a FIFO two folders up, $1: the file is named"
 done
+cd "$TEST_TMP/cwd/here" || exit 1
+
+# ------------------------------ local shows and removes the pin; cuDNN 7 is refused
+SHOW=$TEST_TMP/show
+mkdir -p "$SHOW/sub"
+cd "$SHOW/sub" || exit 1
+cvm local
+assert_rc 1 "local with no pin here or above: exit 1"
+assert_err_line "no .cudnn-version in '$SHOW/sub' or a parent folder ('cudnnvm local VERSION' writes one)" \
+	"local with no pin: said, naming the folder"
+cd "$SHOW" || exit 1
+cvm local 9.1
+cd "$SHOW/sub" || exit 1
+cvm local
+assert_out_contains "9.1 ($SHOW/.cudnn-version)" "local in a subfolder: the parent's pin and its file"
+cvm --json local
+assert_json 'd == {"file": "'"$SHOW"'/.cudnn-version", "version": "9.1"}' "local --json without VERSION: file and version"
+cvm local --unset
+assert_rc 1 "local --unset where there is no pin (only the parent has one): exit 1"
+check "local --unset in a subfolder: the parent's pin is kept" test -f "$SHOW/.cudnn-version"
+cd "$SHOW" || exit 1
+cvm local --unset
+assert_rc 0 "local --unset: exit 0"
+check "local --unset: the pin is gone" test ! -e "$SHOW/.cudnn-version"
+printf '9.1\n# keep: edited by hand\n' >"$SHOW/.cudnn-version"
+cvm local --unset
+assert_rc 1 "local --unset of a file with more than the version: exit 1"
+assert_err_line "'$SHOW/.cudnn-version' holds more than the version 'cudnnvm local' writes: not removed (edit or remove it yourself)" \
+	"local --unset of an edited file: refused, naming it"
+check "local --unset of an edited file: kept" test -f "$SHOW/.cudnn-version"
+cvm local --unset 9.1
+assert_rc 2 "local --unset VERSION: a usage error"
+for v in 7.0 7 0.9 7.6.5.32; do
+	cvm local "$v"
+	assert_rc 2 "local $v: exit 2"
+	assert_err_line "local: VERSION '$v': cuDNN ${v%%.*} is older than any release cudnnvm supports (8 and newer) (see 'cudnnvm local --help')" \
+		"local $v: refused as older than cuDNN 8"
+done
+check "local 7.0: the pin is unchanged" test "$(head -1 "$SHOW/.cudnn-version")" = 9.1
 cd "$TEST_TMP/cwd/here" || exit 1
 
 finish

@@ -138,10 +138,10 @@ assert_rc 1 "a second rollback (nothing before 9.1.1 is left in the journal's st
 use_ok 9.1.0 --cuda 12.4 --no-smoke
 cvm --json rollback --cuda 12.4 --no-smoke
 assert_rc 0 "rollback --json: exit 0"
-assert_json 'sorted(d) == ["cuda", "id", "previous", "toolkit"] and d["toolkit"] == "/usr/local/cuda-12.4"' \
-	"rollback --json has use's keys, toolkit included"
+assert_json 'sorted(d) == ["cuda", "id", "previous", "smoke", "toolkit"] and d["toolkit"] == "/usr/local/cuda-12.4"' \
+	"rollback --json has use's keys, toolkit and smoke included"
 cvm --json use 9.1.1 --cuda 12.4 --no-smoke
-assert_json 'sorted(d) == ["cuda", "id", "previous", "toolkit"]' "use --json: cuda, id, previous, toolkit"
+assert_json 'sorted(d) == ["cuda", "id", "previous", "smoke", "toolkit"] and d["smoke"] is None' "use --json --no-smoke: cuda, id, previous, smoke (null), toolkit"
 # journal now: use 9.1.1, use 9.1.0, rollback -> 9.1.1, use 9.1.0, rollback -> 9.1.1, use 9.1.1
 cvm uninstall 9.1.1 --cuda 12.4 --force
 assert_rc 0 "uninstall --force of the active 9.1.1: exit 0"
@@ -197,7 +197,7 @@ assert_out_contains "export CUDNN_PATH=" "env -q still prints the exports (they 
 for c in "list:installed" "current:active" "history:history" "toolkits:toolkits" "verify:verified" \
 	"cache list:cache" "env 9.1.1 --cuda 12.4:id path prepend set" \
 	"doctor:copies driver frameworks not_checked problems processes toolkits" "local 9.1:file version" \
-	"use 9.1.1 --cuda 12.4 --no-smoke:cuda id previous toolkit" \
+	"use 9.1.1 --cuda 12.4 --no-smoke:cuda id previous smoke toolkit" \
 	"smoke --cuda 12.4 --no-gpu:cudart_version gpu header_version library library_version loaded"; do
 	keys=${c#*:}
 	eval "set -- ${c%%:*}"

@@ -100,7 +100,7 @@ check "export's one error names the mount point" test "$ERR" = \
 	"cudnnvm: error: refusing to export $ID896: '/opt/cudnnvm/versions/$ID896/lib/mnt' is a mount point (another file system is mounted there); no bundle is written: unmount it ('cudnnvm verify $ID896' says the same)"
 check "export left no bundle and no temporary file" test -z "$(find "$TEST_TMP" -maxdepth 1 -name 'out.tar*')"
 cvm use 8.9.6 --cuda 11.8 --no-smoke
-assert_rc 1 "use of a version with a bind mount: exit 1"
+assert_rc 3 "use of a version with a bind mount: exit 3, as export"
 assert_err_contains "refusing to activate $ID896: 'lib/mnt' in it: a mount point" "use names the mount point"
 other_intact "verify, doctor, export, use"
 

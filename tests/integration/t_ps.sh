@@ -114,6 +114,13 @@ if why=$(as_other_ready nobody); then
 			ok "another user's ps does not list root's process"
 		fi
 		if printf '%s' "$out" | grep -q "of other users could not be read"; then ok "it says how many it could not read"; else not_ok "it says how many it could not read" "$out"; fi
+		if printf '%s' "$out" | grep -q "(root sees them; -v names them)"; then ok "it says -v names them"; else not_ok "it says -v names them" "$out"; fi
+		out=$(cd / && setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$(other_binary)" -v ps 2>&1)
+		if printf '%s\n' "$out" | grep -q "^cudnnvm: process $HOLD_PID (.*): its maps cannot be read: Permission denied$"; then
+			ok "-v: the process it could not read is named, PID and command"
+		else
+			not_ok "-v: the process it could not read is named, PID and command" "$out"
+		fi
 	else
 		not_ok "set-up: root's ps lists the process"
 	fi

@@ -42,7 +42,7 @@ for how in missing corrupt empty other; do
 	for smoke in --no-smoke ""; do
 		# shellcheck disable=SC2086  # "" is no argument
 		cvm use 9.1.1 --cuda 11.8 $smoke
-		assert_rc 1 "record.json $how, use ${smoke:-with the smoke test}: exit 1"
+		assert_rc 3 "record.json $how, use ${smoke:-with the smoke test}: exit 3 (integrity, as export)"
 		assert_err_contains "record" "record.json $how: the record is named"
 		unchanged "record.json $how${smoke:+ $smoke}"
 	done

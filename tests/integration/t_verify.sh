@@ -30,7 +30,7 @@ assert_rc 0 "verify 9.1 exits 0"
 cvm --json verify
 assert_rc 0 "verify --json exits 0"
 assert_json 'isinstance(d, dict)' "verify --json prints one JSON document"
-cvm verify 7.0.0
+cvm verify 8.0.0
 assert_rc 1 "verify of a version that is not installed: exit 1"
 
 reinstall() { # restores 8.9.7

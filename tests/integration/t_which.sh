@@ -37,8 +37,8 @@ assert_json 'd == {"id": "'"$ID897"'", "version": "8.9.7.29", "cuda_major": 11, 
 cvm prefix 9.1.0
 assert_rc 1 "prefix 9.1.0 for the default toolkit (CUDA 11.8): exit 1"
 assert_err_contains "cuda12" "... and it says the build there is for CUDA 12"
-cvm prefix 7.6
-assert_rc 1 "prefix 7.6 (not installed): exit 1"
+cvm prefix 8.6
+assert_rc 1 "prefix 8.6 (not installed): exit 1"
 cvm prefix 8.9 9.1
 assert_rc 2 "prefix with two versions: exit 2"
 cvm prefix --bogus

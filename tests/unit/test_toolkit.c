@@ -279,8 +279,15 @@ static void test_select(void)
 	CHECK(t.path == NULL && t.display == NULL, "a failed select leaves nothing to free");
 	cvm_toolkit_release(&t);
 
-	CHECK_INT(cvm_toolkit_select(root, "12", &t), -CVM_E_VERSION, "select '12' is a malformed X.Y");
-	CHECK_INT(cvm_toolkit_select(root, "12.4.1", &t), -CVM_E_VERSION, "select '12.4.1' is malformed");
+	/* A major alone (or X.x): the default toolkit when of that major, else the newest of it. */
+	r = cvm_toolkit_select(root, "12", &t);
+	CHECK_STR(r == 0 ? t.display : NULL, "/usr/local/cuda-12.4", "select '12' is the default 12.4");
+	cvm_toolkit_release(&t);
+	r = cvm_toolkit_select(root, "11.x", &t);
+	CHECK_STR(r == 0 ? t.display : NULL, "/usr/local/cuda-11.8", "select '11.x' is the only 11");
+	cvm_toolkit_release(&t);
+	CHECK_INT(cvm_toolkit_select(root, "10", &t), -CVM_E_NOTFOUND, "select '10': no such major");
+	CHECK_INT(cvm_toolkit_select(root, "12.4.1", &t), -CVM_E_USAGE, "select '12.4.1' is a usage error");
 
 	/* Ubuntu's chain: /usr/local/cuda -> /etc/alternatives/cuda -> /usr/local/cuda-11.8. */
 	CHECK_INT(mkdirs("etc/alternatives"), 0, "etc/alternatives created");
