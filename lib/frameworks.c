@@ -616,9 +616,10 @@ static void prefix_of(const char *host, char *out, size_t len)
 
 	snprintf(dir, sizeof(dir), "%s", host);
 	/* Windows writes its paths with '\\': one separator here. */
-	for (char *p = dir; CVM_WINDOWS && *p; p++)
-		if (*p == '\\')
-			*p = '/';
+	if (CVM_WINDOWS)
+		for (char *p = dir; *p; p++)
+			if (*p == '\\')
+				*p = '/';
 	if (!is_dir(dir)) {
 		slash = strrchr(dir, '/');
 		if (slash)

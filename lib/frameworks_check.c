@@ -164,9 +164,10 @@ static bool env_copy(const struct cvm_pyenv *e, int major, struct load *l)
 		return false;
 	snprintf(l->path, sizeof(l->path), "%s", name);
 	/* As Windows writes it, like which's answers there. */
-	for (char *p = l->path; CVM_WINDOWS && *p; p++)
-		if (*p == '/')
-			*p = '\\';
+	if (CVM_WINDOWS)
+		for (char *p = l->path; *p; p++)
+			if (*p == '/')
+				*p = '\\';
 	snprintf(l->version, sizeof(l->version), "%s", e->copy_version);
 	l->why = !strcmp(e->copy_kind, "wheel") ? "the environment's nvidia-cudnn wheel, which the "
 		 "framework loads by its own path" : "the conda environment's own copy";
