@@ -372,11 +372,10 @@ static void why_there(const char *got, const char *want, const char *what, const
 		snprintf(why, len, "Windows looks in its own folder (%s) before PATH: a copy there "
 			 "wins over every PATH entry", got);
 	else if (gi && wi && gi < wi)
-		/* The system PATH's precedence explains it only when the version's entry is the user's. */
+		/* The system PATH's precedence explains it only when the version's entry is not there too. */
 		snprintf(why, len, "'%s' is entry %d of PATH, before %s (entry %d)%s", got, gi, what,
 			 wi, cvm_winenv_path_has(CVM_ENV_SYSTEM, got) &&
-			 !cvm_winenv_path_has(CVM_ENV_SYSTEM, want) &&
-			 cvm_winenv_path_has(CVM_ENV_USER, want) ? "; it is on the system PATH, "
+			 !cvm_winenv_path_has(CVM_ENV_SYSTEM, want) ? "; it is on the system PATH, "
 			 "which comes before the user's" : "");
 	else if (gi && wi)
 		snprintf(why, len, "'%s' is entry %d of PATH, after %s (entry %d): a DLL of that name "

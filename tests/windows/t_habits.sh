@@ -83,16 +83,18 @@ else
 fi
 CUDA_PATH_V11_7=$(winpath "$TMP/toolkits/v11.7")
 sh "$FIXTURES/mktoolkit-win.sh" "$TMP/toolkits/v11.7" 11.7
+# Two CUDA 11 toolkits and a default of another major: 11.x is the newest of that major (as every --cuda X takes it).
 CUDA_PATH_V11_7=$CUDA_PATH_V11_7 cvm use 8.6.0 --cuda 11.x --dry-run
-rc_is 1 "use --cuda 11.x with two CUDA 11 toolkits is refused"
-if [ "$ERR" = "cudnnvm: error: --cuda 11.x: more than one CUDA 11 toolkit (found: 11.7 at $TKD/v11.7, 11.8 at $TKD/v11.8, 12.4 at $TKD/v12.4); give X.Y" ]; then
-	ok "the refusal lists the toolkits"
+rc_is 0 "use --cuda 11.x with two CUDA 11 toolkits is taken"
+if [ "$(printf '%s\n' "$OUT" | tail -n 1)" = "dry run: CUDA 11.8 ($TKD/v11.8) would use $ID86; nothing was changed" ]; then
+	ok "use --cuda 11.x picks the newest CUDA 11 toolkit, 11.8"
 else
-	not_ok "the refusal lists the toolkits" "$(diag_run)"
+	not_ok "use --cuda 11.x picks the newest CUDA 11 toolkit, 11.8" "$(diag_run)"
 fi
 cvm use 8.6.0 --cuda 10.x --dry-run
 rc_is 1 "use --cuda 10.x without a CUDA 10 toolkit is refused"
 err_has "no CUDA 10.x toolkit" "the refusal names 10.x"
+err_has "(found: 11.8 at $TKD/v11.8, 12.4 at $TKD/v12.4)" "the refusal lists the toolkits"
 
 # ---- the machine PATH: a REG_SZ stays REG_SZ; one over 32,767 characters is warned of
 HKEY_ENV='HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment'
@@ -119,7 +121,7 @@ if path_import REG_SZ "$PV0"; then ok "the machine Path is REG_SZ (set up)"; els
 cvm use 8.6.0 --cuda 11.8
 rc_is 0 "use with a REG_SZ machine Path"
 if [ "$(path_type)" = REG_SZ ]; then ok "the machine Path stays REG_SZ"; else not_ok "the machine Path stays REG_SZ" "$(path_type)"; fi
-case $(path_value) in "$(winpath "$STORE/versions/$ID86/bin");"*) ok "the entry is added to the REG_SZ Path" ;; *) not_ok "the entry is added to the REG_SZ Path" "$(path_value)" ;; esac
+case ";$(path_value);" in *";$(winpath "$STORE/versions/$ID86/bin");"*) ok "the entry is added to the REG_SZ Path" ;; *) not_ok "the entry is added to the REG_SZ Path" "$(path_value)" ;; esac
 if [ -z "$OUT$ERR" ] || ! printf '%s\n%s' "$OUT" "$ERR" | grep -q REG_EXPAND_SZ; then ok "no word of a type change"; else not_ok "no word of a type change" "$(diag_run)"; fi
 LONGP="$(path_value);C:\\$(printf 'p%.0s' $(seq 33000))"
 path_import REG_SZ "$LONGP"
