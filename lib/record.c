@@ -276,8 +276,7 @@ static int read_list(int dirfd, const char *name, const char *file, char *why, s
 	int e = cvm_read_regular_at(dirfd, file, O_NOFOLLOW, 64 << 20, buf, &len);
 
 	if (e < 0)
-		return fault(e == -ENOENT ? -CVM_E_INTEGRITY : e, name, file, why, whylen, ": %s",
-			     cvm_strerror(e));
+		return fault(e, name, file, why, whylen, ": %s", cvm_strerror(e));
 	if (memchr(*buf, '\0', len))
 		return fault(-CVM_E_INTEGRITY, name, file, why, whylen, ": a NUL byte in it");
 	return 0;

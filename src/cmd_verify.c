@@ -270,7 +270,7 @@ static int verify_one(struct cvm_ctx *ctx, const char *id, cvm_json *arr)
 	}
 	if (r < 0) {
 		/* A list of its files that cannot be read is a difference too; the others go on. */
-		problem(arr, id, r == -CVM_E_MANIFEST ? "record malformed" : "cannot be read",
+		problem(arr, id, r == -CVM_E_INTEGRITY ? "record malformed" : "cannot be read",
 			why.path[0] ? why.path : cvm_strerror(r), why.path[0] ? why.detail : NULL);
 		return 1;
 	}
