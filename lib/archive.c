@@ -801,16 +801,6 @@ int cvm_archive_writer_open(int fd, const char *name, bool zstd, struct cvm_arch
 	return 0;
 }
 
-static bool is_utf8(const char *s)
-{
-	size_t n;
-
-	for (; *s; s += n)
-		if (!(n = cvm_utf8_len((const unsigned char *)s)))
-			return false;
-	return true;
-}
-
 /*
  * Names go in as their bytes: this process runs in the C locale, where
  * libarchive can translate no byte above 0x7f to the UTF-8 of a pax header,
@@ -828,7 +818,7 @@ static int set_name(struct archive_entry *e, const char *name, bool link)
 
 	for (const char *p = name; *p && ascii; p++)
 		ascii = (unsigned char)*p < 0x80;
-	if (CVM_WINDOWS && !is_utf8(name))
+	if (CVM_WINDOWS && !cvm_utf8_valid(name))
 		return -EILSEQ;
 	if (CVM_WINDOWS && link)
 		archive_entry_set_symlink_utf8(e, name);

@@ -79,16 +79,6 @@ static bool short_alias(const char *p, size_t n)
 	return d < base && d > 1 && p[d - 1] == '~';
 }
 
-static bool is_utf8(const char *s)
-{
-	size_t n;
-
-	for (; *s; s += n)
-		if (!(n = cvm_utf8_len((const unsigned char *)s)))
-			return false;
-	return true;
-}
-
 const char *cvm_entry_windows_problem(const char *path)
 {
 	const char *p = path, *e;
@@ -99,7 +89,7 @@ const char *cvm_entry_windows_problem(const char *path)
 		return "':' in the name (a drive letter or an alternate data stream on Windows)";
 	if (strpbrk(path, "<>\"|?*"))
 		return "a character Windows does not allow in names (<>\"|?*)";
-	if (!is_utf8(path))
+	if (!cvm_utf8_valid(path))
 		return "a name that is not UTF-8 (Windows names are Unicode)";
 	while (*p) {
 		e = strchrnul(p, '/');

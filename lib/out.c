@@ -188,6 +188,16 @@ size_t cvm_utf8_len(const unsigned char *s)
 	return n;
 }
 
+bool cvm_utf8_valid(const char *s)
+{
+	size_t n;
+
+	for (; *s; s += n)
+		if (!(n = cvm_utf8_len((const unsigned char *)s)))
+			return false;
+	return true;
+}
+
 /*
  * The code point of the n-byte UTF-8 sequence at p (n from cvm_utf8_len)
  * when it is one a terminal acts on instead of showing: a C1 control

@@ -80,6 +80,9 @@ const char *cvm_safe(const char *s);
 /* Length of the valid UTF-8 sequence at s (1 for ASCII, NUL included), or 0 when invalid. */
 size_t cvm_utf8_len(const unsigned char *s);
 
+/* Whether the string s is valid UTF-8 throughout. */
+bool cvm_utf8_valid(const char *s);
+
 /* A progress bar on stderr, drawn only on a terminal and never with -q/--json. */
 struct cvm_progress {
 	const char *label;

@@ -126,6 +126,11 @@ int cvm_cli_use_json(const char *cuda, const struct cvm_toolkit *tk, const char 
 		     const char *previous, cvm_json **smoke);
 
 /* install's and fetch's --connect-timeout ('C'), --low-speed-time ('L'), --retries ('R'). */
+/* The download options cvm_cli_fetch_opt takes, for every command that downloads. */
+#define CVM_FETCH_LONGOPTS \
+	{ "connect-timeout", required_argument, NULL, 'C' }, \
+	{ "low-speed-time", required_argument, NULL, 'L' }, \
+	{ "retries", required_argument, NULL, 'R' }
 int cvm_cli_fetch_opt(const char *cmd, int c, const char *arg, struct cvm_fetch_opts *fo);
 
 /*

@@ -14,9 +14,7 @@ int cvm_cmd_mirror(struct cvm_ctx *ctx, int argc, char **argv)
 	static const struct option opts[] = {
 		{ "cuda", required_argument, NULL, 'c' },
 		{ "platform", required_argument, NULL, 'p' },
-		{ "connect-timeout", required_argument, NULL, 'C' },
-		{ "low-speed-time", required_argument, NULL, 'L' },
-		{ "retries", required_argument, NULL, 'R' },
+		CVM_FETCH_LONGOPTS,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
 	};

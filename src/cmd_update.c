@@ -10,9 +10,7 @@ int cvm_cmd_update(struct cvm_ctx *ctx, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "offline", no_argument, NULL, 'o' },
-		{ "connect-timeout", required_argument, NULL, 'C' },
-		{ "low-speed-time", required_argument, NULL, 'L' },
-		{ "retries", required_argument, NULL, 'R' },
+		CVM_FETCH_LONGOPTS,
 		CVM_DRYRUN_LONGOPT,
 		CVM_COMMON_LONGOPTS,
 		{ NULL, 0, NULL, 0 }
