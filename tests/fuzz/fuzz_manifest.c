@@ -110,23 +110,25 @@ static void check_catalogue(const struct cvm_catalogue *cat)
 	}
 }
 
-static bool fits(const struct cvm_build *b, const struct cvm_version *want, int cuda,
+static bool fits(const struct cvm_build *b, const struct cvm_version *want, int cuda, int minor,
 		 const char *platform)
 {
 	if (want->n == 4 && cvm_version_cmp(&b->version, want))
 		return false;
-	return (cuda < 0 || b->cuda_major == cuda) && !strcmp(b->platform, platform);
+	/* A build NVIDIA made for X.Y on (cuda13.4) fits a toolkit from X.Y; minor -1 (unknown): none. */
+	return (cuda < 0 || b->cuda_major == cuda) && b->cuda_minor <= minor &&
+	       !strcmp(b->platform, platform);
 }
 
 /* Resolves and checks the answer; returns cvm_catalogue_resolve's result. */
-static int resolve(const struct cvm_catalogue *cat, const char *spec, int cuda,
+static int resolve(const struct cvm_catalogue *cat, const char *spec, int cuda, int minor,
 		   const char *platform)
 {
 	const struct cvm_release *rel = NULL, *best = NULL;
 	const struct cvm_build *build = NULL;
 	struct cvm_version want;
 	const char *plat = platform ? platform : cvm_host_platform();
-	int r = cvm_catalogue_resolve(cat, spec, cuda, platform, &rel, &build);
+	int r = cvm_catalogue_resolve(cat, spec, cuda, minor, platform, &rel, &build);
 	size_t i, j;
 
 	FUZZ_ASSERT(r == 0 || r == -CVM_E_NOTFOUND || r == -CVM_E_VERSION, "resolve '%s': %d",
@@ -143,7 +145,7 @@ static int resolve(const struct cvm_catalogue *cat, const char *spec, int cuda,
 		bool label_ok = want.n < 4 ? cvm_version_matches(&want, &c->label_v) : true;
 
 		for (j = 0; label_ok && j < c->nbuilds; j++)
-			if (fits(&c->builds[j], &want, cuda, plat) &&
+			if (fits(&c->builds[j], &want, cuda, minor, plat) &&
 			    (!best || cvm_version_cmp(&c->label_v, &best->label_v) > 0))
 				best = c;
 	}
@@ -155,7 +157,7 @@ static int resolve(const struct cvm_catalogue *cat, const char *spec, int cuda,
 	FUZZ_ASSERT(rel >= cat->rel && rel < cat->rel + cat->n, "release outside the catalogue");
 	FUZZ_ASSERT(build >= rel->builds && build < rel->builds + rel->nbuilds,
 		    "build outside its release");
-	FUZZ_ASSERT(fits(build, &want, cuda, plat), "resolve '%s' gave an unfitting build %s",
+	FUZZ_ASSERT(fits(build, &want, cuda, minor, plat), "resolve '%s' gave an unfitting build %s",
 		    spec, build->version_str);
 	FUZZ_ASSERT(want.n == 4 || cvm_version_matches(&want, &rel->label_v),
 		    "resolve '%s' gave release %s", spec, rel->label);
@@ -190,8 +192,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	check_catalogue(&cat);
 
 	for (i = 0; specs[i]; i++) {
-		resolve(&cat, specs[i], -1, "linux-x86_64");
-		resolve(&cat, specs[i], 12, NULL);
+		resolve(&cat, specs[i], -1, -1, "linux-x86_64");
+		resolve(&cat, specs[i], 12, -1, NULL);
 	}
 	for (i = 0; i < cat.n && i < 8; i++) {
 		const struct cvm_release *rel = &cat.rel[i];
@@ -204,15 +206,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			/* Copies: resolve's messages must not depend on borrowing from cat. */
 			if (!label || !ver || !plat)
 				abort();
-			FUZZ_ASSERT(resolve(&cat, label, b->cuda_major, plat) == 0,
+			FUZZ_ASSERT(resolve(&cat, label, b->cuda_major, b->cuda_minor, plat) == 0,
 				    "release %s has a CUDA %d build for %s that resolve cannot find",
 				    label, b->cuda_major, plat);
-			FUZZ_ASSERT(resolve(&cat, ver, b->cuda_major, plat) == 0,
+			FUZZ_ASSERT(resolve(&cat, ver, b->cuda_major, b->cuda_minor, plat) == 0,
 				    "build %s (CUDA %d, %s) cannot be resolved", ver, b->cuda_major,
 				    plat);
-			resolve(&cat, ver, -1, plat);
-			resolve(&cat, label, b->cuda_major + 1, plat);
-			resolve(&cat, label, b->cuda_major, "linux-nowhere");
+			resolve(&cat, ver, -1, -1, plat);
+			resolve(&cat, label, b->cuda_major + 1, -1, plat);
+			resolve(&cat, label, b->cuda_major, -1, "linux-nowhere");
 			free(label);
 			free(ver);
 			free(plat);

@@ -42,8 +42,9 @@ static void check_id(const char *s, size_t vlen, size_t plen)
 		FUZZ_ASSERT(plat[0], "id '%s': empty platform", s);
 		FUZZ_ASSERT(c && strlen(ver) == (size_t)(c - s) && !strncmp(s, ver, (size_t)(c - s)),
 			    "id '%s': version '%s'", s, ver);
-		/* Joining the parts gives the id back, when its CUDA major was written plainly. */
-		if (c[5] >= '1' && c[5] <= '9' && strlen(s) < sizeof(back)) {
+		/* Joining the parts gives the id back, when its CUDA major was written plainly (no ".M" variant). */
+		if (c[5] >= '1' && c[5] <= '9' && c[5 + strspn(c + 5, "0123456789")] == '-' &&
+		    strlen(s) < sizeof(back)) {
 			FUZZ_ASSERT(cvm_store_id(back, sizeof(back), ver, major, plat) == 0,
 				    "id '%s' does not join", s);
 			FUZZ_ASSERT(!strcmp(back, s), "id '%s' joins as '%s'", s, back);
