@@ -94,7 +94,7 @@ fi
 cvm use 8.6.0 --cuda 10.x --dry-run
 rc_is 1 "use --cuda 10.x without a CUDA 10 toolkit is refused"
 err_has "no CUDA 10.x toolkit" "the refusal names 10.x"
-err_has "(found: 11.8 at $TKD/v11.8, 12.4 at $TKD/v12.4)" "the refusal lists the toolkits"
+err_has "(found: 11.8 at $TKD/v11.8, 12.4 at $TKD/v12.4" "the refusal lists the toolkits (and any others the suite made before)"
 
 # ---- the machine PATH: a REG_SZ stays REG_SZ; one over 32,767 characters is warned of
 HKEY_ENV='HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment'
