@@ -113,7 +113,8 @@ static void check_catalogue(const struct cvm_catalogue *cat)
 static bool fits(const struct cvm_build *b, const struct cvm_version *want, int cuda, int minor,
 		 const char *platform)
 {
-	if (want->n == 4 && cvm_version_cmp(&b->version, want))
+	/* cudnn_jit is a component of its own: never what a cuDNN version resolves to. */
+	if (b->jit || (want->n == 4 && cvm_version_cmp(&b->version, want)))
 		return false;
 	/* A build NVIDIA made for X.Y on (cuda13.4) fits a toolkit from X.Y; minor -1 (unknown): none. */
 	return (cuda < 0 || b->cuda_major == cuda) && b->cuda_minor <= minor &&
@@ -200,10 +201,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		for (j = 0; j < rel->nbuilds && j < 8; j++) {
 			const struct cvm_build *b = &rel->builds[j];
-			char *label = strdup(rel->label), *ver = strdup(b->version_str),
-			     *plat = strdup(b->platform);
+			char *label, *ver, *plat;
 
+			if (b->jit) /* listed, never resolved: the oracle's fits() skips it too */
+				continue;
 			/* Copies: resolve's messages must not depend on borrowing from cat. */
+			label = strdup(rel->label);
+			ver = strdup(b->version_str);
+			plat = strdup(b->platform);
 			if (!label || !ver || !plat)
 				abort();
 			FUZZ_ASSERT(resolve(&cat, label, b->cuda_major, b->cuda_minor, plat) == 0,
