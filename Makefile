@@ -105,7 +105,7 @@ $(O)/manifests_data.c: lib/embed-manifests.sh $(MANIFESTS) | $(O)
 $(O)/manifests_data.o: $(O)/manifests_data.c
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) -c -o $@ $<
 
-$(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libcvm.a | $(O)
+$(O)/tests/%: tests/unit/%.c tests/unit/unit.h tests/unit/unit_so.h $(O)/libcvm.a | $(O)
 	@mkdir -p $(O)/tests
 	$(call quiet,CC,$@)$(CC) $(CFLAGS) $(CVM_CFLAGS) -Itests/unit $(PKG_CFLAGS) $(CVM_LDFLAGS) $(LDFLAGS) -o $@ $< $(O)/libcvm.a $(LIBS)
 

@@ -480,37 +480,62 @@ out:
 	return r;
 }
 
+/* Candidates for --for: versions and the names (store ids, labels) they stand for. */
+struct candidates {
+	struct cvm_version *v;
+	const char **name;
+	size_t k;
+};
+
+static int candidates_init(struct candidates *c, size_t n)
+{
+	c->k = 0;
+	c->v = calloc(n + 1, sizeof(*c->v));
+	c->name = calloc(n + 1, sizeof(*c->name));
+	return c->v && c->name ? 0 : -ENOMEM;
+}
+
+/* The one candidate python's frameworks all take (cvm_frameworks_pick), its name into out. */
+static int candidates_pick(struct candidates *c, const char *root, const char *python,
+			   const char *what, char *out, size_t len)
+{
+	size_t pick;
+	int r = cvm_frameworks_pick(root, python, c->v, c->k, what, &pick);
+
+	if (r == 0 && cvm_fmt(out, len, "%s", c->name[pick]) < 0)
+		r = -ENAMETOOLONG;
+	return r;
+}
+
+static void candidates_release(struct candidates *c)
+{
+	free(c->v);
+	free(c->name);
+}
+
 int cvm_frameworks_installed(struct cvm_ctx *ctx, const char *python, int cuda_major, char *id,
 			     size_t len)
 {
-	struct cvm_version *v = NULL;
-	char **ids = NULL, **fit = NULL, what[64];
-	size_t n = 0, k = 0, pick;
+	struct candidates c = { 0 };
+	char **ids = NULL, what[64];
+	size_t n = 0;
 	int r;
 
 	r = ctx->store_open ? cvm_store_list(&ctx->store, &ids, &n) : 0;
 	if (r < 0)
 		return cvm_err(r, "cannot list %s: %s", ctx->store.display, cvm_strerror(r));
-	v = calloc(n + 1, sizeof(*v));
-	fit = calloc(n + 1, sizeof(*fit));
-	if (!v || !fit) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
+	r = candidates_init(&c, n);
+	for (size_t i = 0; i < n && r == 0; i++) {
 		char ver[64], plat[64];
 		int m;
 		if (cvm_store_parse_id(ids[i], ver, sizeof(ver), &m, plat, sizeof(plat)) == 0 &&
-		    m == cuda_major && cvm_version_parse(ver, &v[k]) == 0)
-			fit[k++] = ids[i];
+		    m == cuda_major && cvm_version_parse(ver, &c.v[c.k]) == 0)
+			c.name[c.k++] = ids[i];
 	}
 	snprintf(what, sizeof(what), "the installed versions for CUDA %d", cuda_major);
-	r = cvm_frameworks_pick(ctx->root, python, v, k, what, &pick);
-	if (r == 0 && cvm_fmt(id, len, "%s", fit[pick]) < 0)
-		r = -ENAMETOOLONG;
-out:
-	free(v);
-	free(fit);
+	if (r == 0)
+		r = candidates_pick(&c, ctx->root, python, what, id, len);
+	candidates_release(&c);
 	cvm_strv_free(ids, n);
 	return r;
 }
@@ -519,10 +544,8 @@ int cvm_frameworks_release(struct cvm_ctx *ctx, const char *python, int cuda_maj
 			   const char *platform, char *spec, size_t len)
 {
 	struct cvm_catalogue cat = { 0 };
-	struct cvm_version *v = NULL;
-	const char **label = NULL;
+	struct candidates c = { 0 };
 	char what[96];
-	size_t k = 0, pick;
 	int r;
 
 	if (!platform)
@@ -538,27 +561,18 @@ int cvm_frameworks_release(struct cvm_ctx *ctx, const char *python, int cuda_maj
 	}
 	/* Built-in, then what update kept in the store, then --manifests: as install resolves. */
 	r = cvm_update_catalogue(ctx, &cat);
-	if (r < 0)
-		return r;
-	v = calloc(cat.n + 1, sizeof(*v));
-	label = calloc(cat.n + 1, sizeof(*label));
-	if (!v || !label) {
-		r = -ENOMEM;
-		goto out;
-	}
-	for (size_t i = 0; i < cat.n; i++)
+	if (r == 0)
+		r = candidates_init(&c, cat.n);
+	for (size_t i = 0; i < cat.n && r == 0; i++)
 		if (platform && cvm_release_build(&cat.rel[i], cuda_major, platform)) {
-			v[k] = cat.rel[i].label_v;
-			label[k++] = cat.rel[i].label;
+			c.v[c.k] = cat.rel[i].label_v;
+			c.name[c.k++] = cat.rel[i].label;
 		}
 	snprintf(what, sizeof(what), "the catalogue's releases for CUDA %d (%s)", cuda_major,
 		 platform ? platform : "this machine");
-	r = cvm_frameworks_pick(ctx->root, python, v, k, what, &pick);
-	if (r == 0 && cvm_fmt(spec, len, "%s", label[pick]) < 0)
-		r = -ENAMETOOLONG;
-out:
-	free(v);
-	free(label);
+	if (r == 0)
+		r = candidates_pick(&c, ctx->root, python, what, spec, len);
+	candidates_release(&c);
 	cvm_catalogue_release(&cat);
 	return r;
 }

@@ -268,75 +268,55 @@ static bool is_hex64(const char *s)
 	return true;
 }
 
-/* One of the two lists, whole, into *buf (the caller frees): text with no NUL in it. */
-static int read_list(int dirfd, const char *name, const char *file, char *why, size_t whylen,
-		     char **buf)
+/* files.sha256: "<64 hex>  <path>"; returns 1 for a line not of that form. */
+static int sum_line(char *line, struct cvm_filelist *files)
 {
-	size_t len;
-	int e = cvm_read_regular_at(dirfd, file, O_NOFOLLOW, 64 << 20, buf, &len);
-
-	if (e < 0)
-		return fault(e, name, file, why, whylen, ": %s", cvm_strerror(e));
-	if (memchr(*buf, '\0', len))
-		return fault(-CVM_E_INTEGRITY, name, file, why, whylen, ": a NUL byte in it");
-	return 0;
-}
-
-/* files.sha256: "<64 hex>  <path>" lines, into files (in the file's order). */
-static int read_sums(int dirfd, const char *name, struct cvm_filelist *files, char *why,
-		     size_t whylen)
-{
-	char *buf = NULL, *line, *save = NULL;
-	size_t no = 0;
-	int e;
-
-	e = read_list(dirfd, name, FILES_SHA256, why, whylen, &buf);
-	if (e < 0) {
-		free(buf);
-		return e;
-	}
-	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
-		no++;
-		if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' || line[65] != ' ') {
-			e = fault(-CVM_E_INTEGRITY, name, FILES_SHA256, why, whylen, " line %zu: not "
-				  "'<SHA-256 in lowercase hex>  <path>'", no);
-			break;
-		}
-		line[64] = '\0';
-		e = cvm_filelist_add(files, line + 66, NULL, line, 0, 0);
-	}
-	free(buf);
-	return e;
+	if (strlen(line) < 67 || !is_hex64(line) || line[64] != ' ' || line[65] != ' ')
+		return 1;
+	line[64] = '\0';
+	return cvm_filelist_add(files, line + 66, NULL, line, 0, 0);
 }
 
 /* links: "path<TAB>body"; before, "path -> body" (read as written then: first arrow). */
-static int read_links(int dirfd, const char *name, struct cvm_filelist *files, char *why,
-		      size_t whylen)
+static int link_line(char *line, struct cvm_filelist *files)
+{
+	char *sep = strchr(line, '\t');
+	size_t skip = 1;
+
+	if (!sep) {
+		sep = strstr(line, " -> ");
+		skip = 4;
+	}
+	if (!sep || sep == line || !sep[skip])
+		return 1;
+	*sep = '\0';
+	return cvm_filelist_add(files, line, sep + skip, NULL, 0, 0);
+}
+
+/*
+ * One of the two lists into files, in the file's order, each line through
+ * parse: the file whole (text with no NUL in it); a line parse refuses is a
+ * fault naming its number and the form expected.
+ */
+static int read_list(int dirfd, const char *name, const char *file, const char *form,
+		     int (*parse)(char *line, struct cvm_filelist *files),
+		     struct cvm_filelist *files, char *why, size_t whylen)
 {
 	char *buf = NULL, *line, *save = NULL;
-	size_t no = 0;
-	int e;
+	size_t len, no = 0;
+	int e = cvm_read_regular_at(dirfd, file, O_NOFOLLOW, 64 << 20, &buf, &len);
 
-	e = read_list(dirfd, name, LINKS, why, whylen, &buf);
-	if (e < 0) {
-		free(buf);
-		return e;
-	}
-	for (line = strtok_r(buf, "\n", &save); line && !e; line = strtok_r(NULL, "\n", &save)) {
-		char *sep = strchr(line, '\t');
-		size_t skip = 1;
+	if (e < 0)
+		e = fault(e, name, file, why, whylen, ": %s", cvm_strerror(e));
+	else if (memchr(buf, '\0', len))
+		e = fault(-CVM_E_INTEGRITY, name, file, why, whylen, ": a NUL byte in it");
+	for (line = e < 0 ? NULL : strtok_r(buf, "\n", &save); line && !e;
+	     line = strtok_r(NULL, "\n", &save)) {
 		no++;
-		if (!sep) {
-			sep = strstr(line, " -> ");
-			skip = 4;
-		}
-		if (!sep || sep == line || !sep[skip]) {
-			e = fault(-CVM_E_INTEGRITY, name, LINKS, why, whylen, " line %zu: not "
-				  "'<path><TAB><link body>'", no);
-			break;
-		}
-		*sep = '\0';
-		e = cvm_filelist_add(files, line, sep + skip, NULL, 0, 0);
+		e = parse(line, files);
+		if (e > 0)
+			e = fault(-CVM_E_INTEGRITY, name, file, why, whylen, " line %zu: not '%s'",
+				  no, form);
 	}
 	free(buf);
 	return e;
@@ -384,10 +364,12 @@ int cvm_record_read_files(int dirfd, const char *name, struct cvm_filelist *file
 
 	if (why && whylen)
 		why[0] = '\0';
-	e = read_sums(dirfd, name, files, why, whylen);
+	e = read_list(dirfd, name, FILES_SHA256, "<SHA-256 in lowercase hex>  <path>", sum_line,
+		      files, why, whylen);
 	nsums = files->n - first;
 	if (e == 0)
-		e = read_links(dirfd, name, files, why, whylen);
+		e = read_list(dirfd, name, LINKS, "<path><TAB><link body>", link_line, files, why,
+			      whylen);
 	if (e == 0)
 		read_sizes(dirfd, files->v + first, nsums);
 	return e;

@@ -10,61 +10,50 @@
 # With BENCH_CLOSURE=path of build/bench-closure: the check's cost of each.
 #   CUDNNVM=build/cudnnvm sh tests/gpu/closure.sh
 set -u
-B=${CUDNNVM:-$PWD/build/cudnnvm}
-CUDA=${CUDA_HOME:-/usr/local/cuda}
+NAME=closure
+NEED_GPU=0 # nothing is loaded
+. tests/gpu/lib.sh
 SYS=${CUDNN_SYSTEM_DIR:-/lib/x86_64-linux-gnu}
-export CUDNNVM_NO_PROGRESS=1 CUDNNVM_LDCONFIG=
 W=${CUDNN_DIR:-$(python3 -c 'import nvidia.cudnn as m; print(m.__path__[0])' 2>/dev/null)} || W=
 [ -z "$W" ] && [ -x /opt/torch/.venv/bin/python3 ] &&
 	W=$(/opt/torch/.venv/bin/python3 -c 'import nvidia.cudnn as m; print(m.__path__[0])' 2>/dev/null)
 [ -n "$W" ] || { echo "closure: skipped: no nvidia-cudnn wheel"; exit 77; }
 ls "$SYS"/libcudnn*.so.9 >/dev/null 2>&1 || { echo "closure: skipped: no cuDNN in $SYS"; exit 77; }
-REAL=$(readlink -f "$CUDA")
-CV=$(basename "$REAL" | sed 's/^cuda-//')
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-fail=0
-step() { echo; echo "\$ $*"; "$@"; rc=$?; echo "(exit $rc)"; return $rc; }
-expect() { # WANT NAME
-	if [ "$rc" = "$1" ]; then echo "ok - $2"; else echo "not ok - $2 (exit $rc, want $1)"; fail=1; fi
-}
 
 # root NAME CUDNN_LIB_DIR [nonvrtc]: a --root whose toolkit links every library of this
 # machine's CUDA (without libnvrtc* with nonvrtc) and the cuDNN copy's libcudnn*.so.9.
 root() {
 	R=$WORK/$1
-	TK=$R/usr/local/cuda-$CV
-	mkdir -p "$TK/include" "$TK/lib64"
-	cp "$REAL/include/cuda_runtime_api.h" "$TK/include/"
+	set --  "$2" "${3:-}"
+	_libs=
 	for f in "$REAL"/lib64/lib*.so*; do
 		case $(basename "$f") in
 		libcudnn*) continue ;;
-		libnvrtc*) [ "${3:-}" = nonvrtc ] && continue ;;
+		libnvrtc*) [ "$2" = nonvrtc ] && continue ;;
 		esac
-		ln -s "$f" "$TK/lib64/"
+		_libs="$_libs $f"
 	done
-	if [ -n "$2" ]; then
-		for f in "$2"/libcudnn*.so.9; do ln -s "$f" "$TK/lib64/"; done
-	fi
-	ln -s "/usr/local/cuda-$CV" "$R/usr/local/cuda"
+	[ -z "$1" ] || _libs="$_libs $(echo "$1"/libcudnn*.so.9)"
+	# shellcheck disable=SC2086 # library paths (no spaces in them): one argument each
+	toolkit_root "$R" $_libs
 }
 
 echo "== machine"
 echo "CUDA $CV at $REAL; cuDNN 9.14 (system) in $SYS; cuDNN wheel in $W"
 for v in 914:"$SYS" 919:"$W/lib"; do
 	root "c${v%%:*}" "${v#*:}"
-	step "$B" --root "$R" doctor
+	show "$B" --root "$R" doctor
 	rc=0
 	"$B" --root "$R" doctor 2>&1 | grep "cannot load" && rc=1
 	expect 0 "cuDNN ${v%%:*} against CUDA $CV: every library found"
 	if [ -n "${BENCH_CLOSURE:-}" ]; then
-		step "$BENCH_CLOSURE" "${v#*:}" "$REAL" 21
+		show "$BENCH_CLOSURE" "${v#*:}" "$REAL" 21
 	fi
 done
 
 # A toolkit copy without libnvrtc.
 root nonvrtc "$W/lib" nonvrtc
-step "$B" --root "$R" doctor
+show "$B" --root "$R" doctor
 expect 1 "doctor with a toolkit without libnvrtc: exit 1"
 "$B" --root "$R" doctor 2>&1 | grep "libnvrtc.so" || { echo "not ok - doctor names libnvrtc"; fail=1; }
 
@@ -73,11 +62,11 @@ V=${CUDNN_VERSION:-$(/opt/torch/.venv/bin/python3 -c 'import importlib.metadata 
 A=$WORK/cudnn-linux-x86_64-${V}_cuda13-archive.tar.xz
 XZ_OPT='-0 -T0' sh tests/fixtures/pack-cudnn.sh "$W/include" "$W/lib" "$V" 13 "$A" >/dev/null
 root nonvrtc2 "" nonvrtc
-step "$B" --root "$R" install "$V" --cuda "$CV" --archive "$A" --sha256 "$(sha256sum "$A" | cut -d' ' -f1)"
+show "$B" --root "$R" install "$V" --cuda "$CV" --archive "$A" --sha256 "$(sha256sum "$A" | cut -d' ' -f1)"
 expect 0 "install of $V (it warns: the toolkit lacks libnvrtc)"
-step "$B" --root "$R" use "$V" --cuda "$CV" --no-smoke
+show "$B" --root "$R" use "$V" --cuda "$CV" --no-smoke
 expect 4 "use of $V for a toolkit without libnvrtc: refused"
-step "$B" --root "$R" current --cuda "$CV"
-step "$B" --root "$R" use "$V" --cuda "$CV" --no-smoke --force
+show "$B" --root "$R" current --cuda "$CV"
+show "$B" --root "$R" use "$V" --cuda "$CV" --no-smoke --force
 expect 0 "use --force: activated anyway"
 exit $fail

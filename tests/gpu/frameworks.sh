@@ -18,32 +18,11 @@
 # DRY_RUN=1 walks it without a GPU. Exit 0 when every expectation held, 1
 # otherwise, 77 without a GPU.
 set -u
-B=${CUDNNVM:-$PWD/build/cudnnvm}
 PY=${PY:-/opt/torch/.venv/bin/python}
-CUDA=${CUDA_HOME:-/usr/local/cuda}
 ARCH=$(uname -m)
 SYS_LIB=${SYS_LIB:-/usr/lib/$ARCH-linux-gnu}
-OUT=${OUT:-$(mktemp -d)}
-export CUDNNVM_NO_PROGRESS=1 CUDNNVM_LDCONFIG=
-fail=0
-step() { # WANT NAME CMD...: runs CMD, prints it, its output and exit code; sets rc
-	want=$1 name=$2
-	shift 2
-	echo
-	echo "== $name"
-	echo "\$ $*"
-	timeout 600 "$@" >"$OUT/step.out" 2>&1
-	rc=$?
-	cat "$OUT/step.out"
-	echo "(exit $rc)"
-	if [ "$want" = any ] || [ "$rc" = "$want" ]; then echo "ok: $name"; else echo "UNEXPECTED: $name: exit $rc, want $want"; fail=1; fi
-}
-
-[ -x "$B" ] || { echo "frameworks.sh: no cudnnvm binary at $B (set CUDNNVM)"; exit 1; }
-if [ -z "${DRY_RUN:-}" ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; }; then
-	echo "frameworks.sh: skipped: no NVIDIA GPU here"
-	exit 77
-fi
+NAME=frameworks.sh
+. tests/gpu/lib.sh
 [ -x "$PY" ] || { echo "frameworks.sh: no Python at $PY (set PY)"; exit 1; }
 PREFIX=$(cd "$(dirname "$PY")/.." && pwd)
 W=
@@ -55,8 +34,6 @@ case $WV in *.*.*.*) ;; *) echo "frameworks.sh: cannot read the wheel's version 
 # The system's cuDNN: its version from dpkg (or SYS_VERSION), its headers as cudnn*.h.
 SV=${SYS_VERSION:-$(dpkg-query -W -f '${Version}' "libcudnn9-cuda-13" 2>/dev/null | cut -d- -f1)}
 case $SV in *.*.*.*) ;; *) echo "frameworks.sh: cannot read the system cuDNN's version (set SYS_VERSION)"; exit 1 ;; esac
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
 INC=${SYS_INC:-}
 if [ -z "$INC" ]; then
 	INC=$WORK/sysinc
@@ -67,8 +44,6 @@ if [ -z "$INC" ]; then
 	done
 	[ -e "$INC/cudnn_version.h" ] || cp /usr/include/cudnn*.h "$INC/" 2>/dev/null
 fi
-REAL=$(readlink -f "$CUDA")
-CV=$(basename "$REAL" | sed 's/^cuda-//')
 echo "== machine"
 nvidia-smi --query-gpu=index,name,driver_version,compute_cap --format=csv,noheader 2>&1
 echo "Python $PY (env $PREFIX); wheel cuDNN $WV at $W; system cuDNN $SV in $SYS_LIB; CUDA $REAL ($CV)"
@@ -95,32 +70,32 @@ torch_requires=$(python3 -c 'import json,sys; t=[f for f in json.load(open(sys.a
 
 # 2. The two versions into a temporary root whose toolkit is this machine's CUDA.
 R=$WORK/root
-TK=$R/usr/local/cuda-$CV
-mkdir -p "$TK/include" "$TK/lib64" "$R/etc/ld.so.conf.d"
-cp "$REAL/include/cuda_runtime_api.h" "$TK/include/"
-for f in "$REAL"/lib64/libcudart.so*; do ln -s "$f" "$TK/lib64/"; done
-ln -s "/usr/local/cuda-$CV" "$R/usr/local/cuda"
+toolkit_root "$R" "$REAL"/lib64/libcudart.so*
 SA=$WORK/cudnn-linux-$ARCH-${SV}_cuda13-archive.tar.xz
 WA=$WORK/cudnn-linux-$ARCH-${WV}_cuda13-archive.tar.xz
 XZ_OPT='-0 -T0' sh tests/fixtures/pack-cudnn.sh "$INC" "$SYS_LIB" "$SV" 13 "$SA" >/dev/null || fail=1
 XZ_OPT='-0 -T0' sh tests/fixtures/pack-cudnn.sh "$W/include" "$W/lib" "$WV" 13 "$WA" >/dev/null || fail=1
-step 0 "install the system's $SV" "$B" --root "$R" install "$SV" --cuda "$CV" --archive "$SA" --sha256 "$(sha256sum "$SA" | cut -d' ' -f1)"
-step 0 "install the wheel's $WV" "$B" --root "$R" install "$WV" --cuda "$CV" --archive "$WA" --sha256 "$(sha256sum "$WA" | cut -d' ' -f1)"
+step "install the system's $SV" "$B" --root "$R" install "$SV" --cuda "$CV" --archive "$SA" --sha256 "$(sha256sum "$SA" | cut -d' ' -f1)"
+expect 0 "install the system's $SV"
+step "install the wheel's $WV" "$B" --root "$R" install "$WV" --cuda "$CV" --archive "$WA" --sha256 "$(sha256sum "$WA" | cut -d' ' -f1)"
+expect 0 "install the wheel's $WV"
 
 PROG='import torch; x = torch.randn(1, 3, 16, 16, device="cuda"); w = torch.randn(4, 3, 3, 3, device="cuda"); y = torch.nn.functional.conv2d(x, w); torch.cuda.synchronize(); print("cudnn", torch.backends.cudnn.version(), "conv", tuple(y.shape))'
 SREL=$(echo "$SV" | cut -d. -f1-2)
 WREL=$(echo "$WV" | cut -d. -f1-2)
 # 3. Refused before PyTorch runs.
-step 1 "exec $SREL -- python (refused)" "$B" --root "$R" exec "$SREL" --cuda "$CV" -- "$PY" -c "$PROG"
+step "exec $SREL -- python (refused)" "$B" --root "$R" exec "$SREL" --cuda "$CV" -- "$PY" -c "$PROG"
+expect 1 "exec $SREL -- python (refused)"
 refused_rc=$rc
 refused_msg=$(grep -m1 'cudnnvm: error:' "$OUT/step.out" | sed 's/^cudnnvm: error: //')
 grep -q '^cudnn ' "$OUT/step.out" && { echo "UNEXPECTED: PyTorch ran"; fail=1; }
 # 4. What the refusal spares: PyTorch's own failure.
-step any "exec $SREL --force -- python (PyTorch's own check)" "$B" --root "$R" exec "$SREL" --cuda "$CV" --force -- "$PY" -c "$PROG"
+step "exec $SREL --force -- python (PyTorch's own check)" "$B" --root "$R" exec "$SREL" --cuda "$CV" --force -- "$PY" -c "$PROG"
 forced_rc=$rc
 forced_msg=$(grep -m1 -i 'incompatib\|error' "$OUT/step.out" | cut -c1-200)
 # 5. The version it was built with runs.
-step 0 "exec $WREL -- python (runs)" "$B" --root "$R" exec "$WREL" --cuda "$CV" -- "$PY" -c "$PROG"
+step "exec $WREL -- python (runs)" "$B" --root "$R" exec "$WREL" --cuda "$CV" -- "$PY" -c "$PROG"
+expect 0 "exec $WREL -- python (runs)"
 ran_rc=$rc
 ran_line=$(grep -m1 '^cudnn ' "$OUT/step.out")
 [ -n "$ran_line" ] || [ -n "${DRY_RUN:-}" ] || { echo "UNEXPECTED: no convolution line"; fail=1; }

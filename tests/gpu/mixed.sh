@@ -17,40 +17,13 @@
 # its command and exit code; what it could not do is said, never skipped in
 # silence. Exit 0 when every expectation held, 1 otherwise, 77 without a GPU.
 set -u
-B=${CUDNNVM:-$PWD/build/cudnnvm}
-CUDA=${CUDA_HOME:-/usr/local/cuda}
-export CUDNNVM_NO_PROGRESS=1 CUDNNVM_LDCONFIG=
-OUT=${OUT:-$(mktemp -d)}
-mkdir -p "$OUT"
+NAME=mixed.sh
+. tests/gpu/lib.sh
 LOG=$OUT/mixed.log
 : >"$LOG"
-fail=0
 notes=
 note() { echo "NOTE: $*"; notes="$notes
 - $*"; }
-# step NAME CMD...: runs CMD (10 min at most), prints it, its output and exit code; sets rc.
-step() {
-	name=$1
-	shift
-	echo
-	echo "== $name"
-	echo "\$ $*"
-	timeout 600 "$@" >"$OUT/step.out" 2>&1
-	rc=$?
-	cat "$OUT/step.out"
-	cat "$OUT/step.out" >>"$LOG"
-	echo "(exit $rc)"
-	return 0
-}
-expect() { # WANT WHAT
-	if [ "$rc" = "$1" ]; then echo "ok: $2 (exit $rc)"; else echo "UNEXPECTED: $2: exit $rc, want $1"; fail=1; fi
-}
-
-[ -x "$B" ] || { echo "mixed.sh: no cudnnvm binary at $B (set CUDNNVM)"; exit 1; }
-if [ -z "${DRY_RUN:-}" ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; }; then
-	echo "mixed.sh: skipped: no NVIDIA GPU here"
-	exit 77
-fi
 PY=$(command -v python3) || { echo "mixed.sh: no python3"; exit 1; }
 W=${CUDNN_DIR:-$("$PY" -c 'import nvidia.cudnn as m; print(m.__path__[0])' 2>/dev/null)} || W=
 [ -n "$W" ] && [ -d "$W/lib" ] || { echo "mixed.sh: no nvidia-cudnn wheel in $PY (set CUDNN_DIR)"; exit 1; }
@@ -58,23 +31,16 @@ V=${CUDNN_VERSION:-$("$PY" -c 'import importlib.metadata as m; print(m.version("
 [ -n "$V" ] || { echo "mixed.sh: cannot read the wheel's version (set CUDNN_VERSION)"; exit 1; }
 case $V in *.*.*.*) ;; *) echo "mixed.sh: the wheel's version '$V' is not 4 numbers"; exit 1 ;; esac
 REL=$(echo "$V" | cut -d. -f1-3)
-REAL=$(readlink -f "$CUDA")
-CV=$(basename "$REAL" | sed 's/^cuda-//')
-WORK=$(mktemp -d)
 HOLD=
-trap '[ -n "$HOLD" ] && kill "$HOLD" 2>/dev/null; rm -rf "$WORK"' EXIT
+CLEANUP='[ -n "$HOLD" ] && kill "$HOLD" 2>/dev/null'
 echo "== machine"
 nvidia-smi --query-gpu=index,name,driver_version,compute_cap --format=csv,noheader 2>&1
 echo "cuDNN wheel $V at $W; CUDA toolkit $REAL ($CV); cudnnvm $B"
 
 # The root: the machine's CUDA as its toolkit.
 R=$WORK/root
-TK=$R/usr/local/cuda-$CV
-mkdir -p "$TK/include" "$TK/lib64" "$R/etc/ld.so.conf.d"
-cp "$REAL/include/cuda_runtime_api.h" "$TK/include/" 2>/dev/null || note "no cuda_runtime_api.h in $REAL/include"
 # cudart, and what cuDNN loads by name (cublasLt, nvrtc): use checks the closure first
-for f in "$REAL"/lib64/libcudart.so* "$REAL"/lib64/libcublas*.so* "$REAL"/lib64/libnvrtc*.so*; do ln -s "$f" "$TK/lib64/"; done
-ln -s "/usr/local/cuda-$CV" "$R/usr/local/cuda"
+toolkit_root "$R" "$REAL"/lib64/libcudart.so* "$REAL"/lib64/libcublas*.so* "$REAL"/lib64/libnvrtc*.so*
 pack() { # LIBDIR VERSION OUT
 	XZ_OPT='-0 -T0' sh tests/fixtures/pack-cudnn.sh "$W/include" "$1" "$2" 13 "$3" >/dev/null 2>"$OUT/pack.err" ||
 		{ note "packing $2 failed: $(cat "$OUT/pack.err")"; return 1; }

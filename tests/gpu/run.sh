@@ -9,25 +9,13 @@
 # shows exit 4 and the automatic rollback. Without a GPU it says so and
 # exits 77: it never fakes a result.
 set -u
-B=${CUDNNVM:-$PWD/build/cudnnvm}
-OUT=${OUT:-$(mktemp -d)}
-CUDA=${CUDA_HOME:-/usr/local/cuda}
-export CUDNNVM_NO_PROGRESS=1 CUDNNVM_LDCONFIG=
 # DRY_RUN=1 walks the steps on a machine without a GPU (the GPU part then reports skipped).
-if [ -z "${DRY_RUN:-}" ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; }; then
-	echo "check-gpu: skipped: no NVIDIA GPU here"
-	exit 77
-fi
+NAME=check-gpu
+. tests/gpu/lib.sh
 # The cuDNN to pack: the wheel's, or CUDNN_DIR (with include/ and lib/) and CUDNN_VERSION.
 W=${CUDNN_DIR:-$(python3 -c 'import nvidia.cudnn as m; print(m.__path__[0])' 2>/dev/null)} || W=
 [ -n "$W" ] || { echo "check-gpu: skipped: no nvidia-cudnn wheel in python3"; exit 77; }
 V=${CUDNN_VERSION:-$(python3 -c 'import importlib.metadata as m; print(m.version("nvidia-cudnn-cu13"))')}
-REAL=$(readlink -f "$CUDA")
-CV=$(basename "$REAL" | sed 's/^cuda-//')
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
-fail=0
-step() { echo; echo "\$ $*"; "$@"; rc=$?; echo "(exit $rc)"; return $rc; }
 
 echo "== machine"
 nvidia-smi --query-gpu=index,name,driver_version,compute_cap --format=csv,noheader 2>/dev/null
@@ -47,26 +35,22 @@ BSHA=$(sha256sum "$BA" | cut -d' ' -f1)
 
 # The root: the machine's CUDA as its toolkit (headers copied, runtime linked).
 R=$WORK/root
-TK=$R/usr/local/cuda-$CV
-mkdir -p "$TK/include" "$TK/lib64" "$R/etc/ld.so.conf.d"
-cp "$REAL/include/cuda_runtime_api.h" "$TK/include/"
 # cudart, and what cuDNN loads by name (cublasLt, nvrtc): use checks the closure first
-for f in "$REAL"/lib64/libcudart.so* "$REAL"/lib64/libcublas*.so* "$REAL"/lib64/libnvrtc*.so*; do ln -s "$f" "$TK/lib64/"; done
-ln -s "/usr/local/cuda-$CV" "$R/usr/local/cuda"
+toolkit_root "$R" "$REAL"/lib64/libcudart.so* "$REAL"/lib64/libcublas*.so* "$REAL"/lib64/libnvrtc*.so*
 
-step "$B" --root "$R" install "$V" --cuda "$CV" --archive "$A" --sha256 "$SHA" || fail=1
-step "$B" --root "$R" use "$V" --cuda "$CV" || fail=1
+show "$B" --root "$R" install "$V" --cuda "$CV" --archive "$A" --sha256 "$SHA" || fail=1
+show "$B" --root "$R" use "$V" --cuda "$CV" || fail=1
 echo; echo "\$ cudnnvm --root R --json smoke --cuda $CV"
 "$B" --root "$R" --json smoke --cuda "$CV" >"$OUT/smoke.json" || fail=1
 cat "$OUT/smoke.json"
-step "$B" --root "$R" smoke --cuda "$CV" --all-devices || fail=1
-step "$B" --root "$R" install "$BV" --cuda "$CV" --archive "$BA" --sha256 "$BSHA" || fail=1
-step "$B" --root "$R" use "$BV" --cuda "$CV"
+show "$B" --root "$R" smoke --cuda "$CV" --all-devices || fail=1
+show "$B" --root "$R" install "$BV" --cuda "$CV" --archive "$BA" --sha256 "$BSHA" || fail=1
+show "$B" --root "$R" use "$BV" --cuda "$CV"
 broken_rc=$rc
 "$B" --root "$R" --json current --cuda "$CV" >"$OUT/current.json"
-step "$B" --root "$R" current --cuda "$CV"
-step "$B" --root "$R" history --cuda "$CV"
-step "$B" doctor
+show "$B" --root "$R" current --cuda "$CV"
+show "$B" --root "$R" history --cuda "$CV"
+show "$B" doctor
 doctor_rc=$rc
 
 echo

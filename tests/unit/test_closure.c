@@ -18,8 +18,7 @@
 #include "closure.h"
 #include "elfinfo.h"
 #include "unit.h"
-
-static char tmp[256];
+#include "unit_so.h"
 
 static int sh(const char *fmt, const char *a, const char *b)
 {
@@ -29,39 +28,22 @@ static int sh(const char *fmt, const char *a, const char *b)
 	return system(cmd) == 0 ? 0 : -1;
 }
 
-/* tmp/dir/NAME from C source src, soname NAME, linked with the libraries of extra (paths). */
-static int build(const char *dir, const char *name, const char *src, const char *extra)
-{
-	char c[512], cmd[3072];
-	FILE *f;
-
-	snprintf(c, sizeof(c), "%s/%s.c", tmp, name);
-	f = fopen(c, "w");
-	if (!f)
-		return -1;
-	fputs(src, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "mkdir -p '%s/%s' && ${CC:-cc} -O1 -shared -fPIC -Wl,-soname,%s "
-		 "-o '%s/%s/%s' '%s' -Wl,--no-as-needed %s", tmp, dir, name, tmp, dir, name, c, extra);
-	return system(cmd) == 0 ? 0 : -1;
-}
-
 static void test_deps(void)
 {
 	char path[512], extra[512];
 	struct cvm_elf_info e;
 	static const char *const probes[] = { "libnvrtc.so.", "libcublasLt.so." };
 
-	CHECK(build("stub", "libdep.so.3", "int dep(void) { return 3; }\n", "") == 0, "built a dependency");
-	snprintf(extra, sizeof(extra), "'%s/stub/libdep.so.3'", tmp);
-	CHECK(build("cudnn", "libcudnn_cnn.so.9",
+	CHECK(unit_build_so("stub/libdep.so.3", "libdep.so.3", "int dep(void) { return 3; }\n", "") == 0, "built a dependency");
+	snprintf(extra, sizeof(extra), "'%s/stub/libdep.so.3'", unit_tmp);
+	CHECK(unit_build_so("cudnn/libcudnn_cnn.so.9", "libcudnn_cnn.so.9",
 		    "const char a[] = \"\\0libnvrtc.so.12\";\n"
 		    "const char b[] = \"xlibcublasLt.so.99\";\n"
 		    "const char c[] = \"\\0libcublasLt.so.%d\";\n"
 		    "const char d[] = \"\\0libnvrtc.so.12\";\n"
 		    "int f(void) { return a[1] + b[1] + c[1] + d[1]; }\n", extra) == 0,
 	      "built a library that needs libdep.so.3 and names libnvrtc.so.12");
-	snprintf(path, sizeof(path), "%s/cudnn/libcudnn_cnn.so.9", tmp);
+	snprintf(path, sizeof(path), "%s/cudnn/libcudnn_cnn.so.9", unit_tmp);
 	CHECK_INT(cvm_elf_read_deps(AT_FDCWD, path, probes, 2, &e), 0, "read_deps reads it");
 	CHECK_STR(e.soname, "libcudnn_cnn.so.9", "its soname");
 	CHECK(e.nneeded >= 1 && !strcmp(e.needed[0], "libdep.so.3"), "NEEDED libdep.so.3, first");
@@ -110,11 +92,11 @@ static void test_cache(void)
 	struct cvm_closure c;
 	char root[512], path[1024], dir[1024], tkp[1024];
 
-	snprintf(root, sizeof(root), "%s/root", tmp);
+	snprintf(root, sizeof(root), "%s/root", unit_tmp);
 	snprintf(tkp, sizeof(tkp), "%s/usr/local/cuda-12.4", root);
 	tk.path = tkp;
 	tk.display = "/usr/local/cuda-12.4";
-	snprintf(dir, sizeof(dir), "%s/cudnn", tmp);
+	snprintf(dir, sizeof(dir), "%s/cudnn", unit_tmp);
 	CHECK(sh("mkdir -p '%s/etc' '%s/opt/x' && touch '%s/opt/x/libdep.so.3' && mkdir -p '%s/usr/lib'",
 		 root, root) == 0, "a root with a C library of its own");
 	snprintf(path, sizeof(path), "%s/usr/lib/libc.so.6", root);
@@ -169,17 +151,10 @@ static void test_cache(void)
 
 int main(void)
 {
-	char cmd[400];
-
-	snprintf(tmp, sizeof(tmp), "%s/cvm-closure.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmp)) {
-		perror("mkdtemp");
+	if (unit_tmp_make("closure") < 0)
 		return 1;
-	}
 	test_deps();
 	test_cache();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	if (system(cmd) != 0)
-		printf("# cannot remove %s\n", tmp);
+	unit_tmp_remove();
 	return unit_done();
 }

@@ -20,25 +20,7 @@
 #include "error.h"
 #include "release.h"
 #include "unit.h"
-
-static char tmp[256];
-
-/* Builds tmp/NAME from C source with the soname given. 0 or -1. */
-static int build(const char *name, const char *soname, const char *src)
-{
-	char c[512], cmd[2048];
-	FILE *f;
-
-	snprintf(c, sizeof(c), "%s/%s.c", tmp, name);
-	f = fopen(c, "w");
-	if (!f)
-		return -1;
-	fputs(src, f);
-	fclose(f);
-	snprintf(cmd, sizeof(cmd), "${CC:-cc} -O1 -shared -fPIC -Wl,-soname,%s -o '%s/%s' '%s'",
-		 soname, tmp, name, c);
-	return system(cmd) == 0 ? 0 : -1;
-}
+#include "unit_so.h"
 
 static const char fatbin[] =
 	"struct __attribute__((packed)) e { unsigned short kind, ver; unsigned ehs;\n"
@@ -59,8 +41,8 @@ static void test_built(void)
 	snprintf(src, sizeof(src), "#include <stddef.h>\n"
 		 "int cudnnCnnVersionCheck(size_t v) { return v == 91400u ? 0 : 3001; }\n"
 		 "const char tag[] = \"cudnn_version_9_14_0_64_\";\n%s", fatbin);
-	CHECK(build("libcudnn_cnn.so.9.19.0", "libcudnn_cnn.so.9", src) == 0, "built a library with a fatbin");
-	snprintf(path, sizeof(path), "%s/libcudnn_cnn.so.9.19.0", tmp);
+	CHECK(unit_build_so("libcudnn_cnn.so.9.19.0", "libcudnn_cnn.so.9", src, "") == 0, "built a library with a fatbin");
+	snprintf(path, sizeof(path), "%s/libcudnn_cnn.so.9.19.0", unit_tmp);
 	CHECK_INT(cvm_elf_read_at(AT_FDCWD, path, &e), 0, "reads it");
 	CHECK_STR(e.soname, "libcudnn_cnn.so.9", "its soname");
 	CHECK_STR(e.tag, "9.14.0", "its cudnn_version_ string");
@@ -71,8 +53,8 @@ static void test_built(void)
 	CHECK(e.nptx == 1 && e.ptx[0] == 90, "the PTX architecture");
 
 	/* No evidence at all: not an error. */
-	CHECK(build("libplain.so", "libplain.so.1", "int f(void) { return 1; }\n") == 0, "built a plain library");
-	snprintf(path, sizeof(path), "%s/libplain.so", tmp);
+	CHECK(unit_build_so("libplain.so", "libplain.so.1", "int f(void) { return 1; }\n", "") == 0, "built a plain library");
+	snprintf(path, sizeof(path), "%s/libplain.so", unit_tmp);
 	CHECK_INT(cvm_elf_read_at(AT_FDCWD, path, &e), 0, "reads a library without evidence");
 	CHECK(!e.tag[0] && !e.check_version && !e.fatbin && !e.narchs, "and finds none");
 
@@ -94,7 +76,7 @@ static void test_truncations(void)
 	size_t bad = 0;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/libcudnn_cnn.so.9.19.0", tmp);
+	snprintf(path, sizeof(path), "%s/libcudnn_cnn.so.9.19.0", unit_tmp);
 	fd = open(path, O_RDONLY);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		CHECK(0, "open the built library");
@@ -138,19 +120,19 @@ static void test_release(void)
 	size_t n = 0;
 	int fd;
 
-	snprintf(dir, sizeof(dir), "%s/tree", tmp);
+	snprintf(dir, sizeof(dir), "%s/tree", unit_tmp);
 	snprintf(path, sizeof(path), "%s/lib", dir);
 	mkdir(dir, 0755);
 	mkdir(path, 0755);
 	snprintf(src, sizeof(src), "#include <stddef.h>\nint cudnnOpsVersionCheck(size_t v) "
 		 "{ return v == 91900u ? 0 : 3001; }\n");
-	CHECK(build("tree/lib/libcudnn_ops.so.9.19.0", "libcudnn_ops.so.9", src) == 0, "built a 9.19.0 ops");
+	CHECK(unit_build_so("tree/lib/libcudnn_ops.so.9.19.0", "libcudnn_ops.so.9", src, "") == 0, "built a 9.19.0 ops");
 	snprintf(src, sizeof(src), "#include <stddef.h>\nint cudnnCnnVersionCheck(size_t v) "
 		 "{ return v == 91400u ? 0 : 3001; }\n");
-	CHECK(build("tree/lib/libcudnn_cnn.so.9.19.0", "libcudnn_cnn.so.9", src) == 0, "built a 9.14.0 cnn");
-	CHECK(build("tree/lib/libcudnn_adv.so.9.14.0", "libcudnn_adv.so.9", "int f(void){return 0;}\n") == 0,
+	CHECK(unit_build_so("tree/lib/libcudnn_cnn.so.9.19.0", "libcudnn_cnn.so.9", src, "") == 0, "built a 9.14.0 cnn");
+	CHECK(unit_build_so("tree/lib/libcudnn_adv.so.9.14.0", "libcudnn_adv.so.9", "int f(void){return 0;}\n", "") == 0,
 	      "built an adv named for 9.14.0");
-	CHECK(build("tree/lib/libcudnn_graph.so.9.19.0", "libcudnn_graph.so.8", "int f(void){return 0;}\n") == 0,
+	CHECK(unit_build_so("tree/lib/libcudnn_graph.so.9.19.0", "libcudnn_graph.so.8", "int f(void){return 0;}\n", "") == 0,
 	      "built a graph with an 8.x soname");
 	snprintf(path, sizeof(path), "%s/lib/libcudnn_ops.so.9", dir);
 	if (symlink("libcudnn_ops.so.9.19.0", path) < 0)
@@ -240,20 +222,13 @@ static void test_real(void)
 
 int main(void)
 {
-	char cmd[400];
-
-	snprintf(tmp, sizeof(tmp), "%s/cvm-elfinfo.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	if (!mkdtemp(tmp)) {
-		perror("mkdtemp");
+	if (unit_tmp_make("elfinfo") < 0)
 		return 1;
-	}
 	test_built();
 	test_truncations();
 	test_release();
 	test_gate();
 	test_real();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
-	if (system(cmd) != 0)
-		printf("# cannot remove %s\n", tmp);
+	unit_tmp_remove();
 	return unit_done();
 }
