@@ -19,6 +19,7 @@
 #include "doctor.h"
 #include "frameworks.h"
 #include "doctor_os.h"
+#include "error.h"
 #include "fsutil.h"
 #include "out.h"
 #include "version.h"
@@ -97,21 +98,61 @@ void cvm_doctor_check_driver(struct cvm_doctor_report *rp, const char *drv, int 
 	cvm_findings_problem(&rp->f, fix, cvm_doctor_os()->driver_problem, what, cuda_major, need, drv);
 }
 
+void cvm_doctor_line_add(struct cvm_doctor_line *l, const char *s)
+{
+	size_t used = l->n ? l->at[l->n - 1] + strlen(l->text + l->at[l->n - 1]) + 1 : 0;
+
+	if (l->n == CVM_DOCTOR_COLS || used >= sizeof(l->text))
+		return;
+	l->at[l->n++] = used;
+	snprintf(l->text + used, sizeof(l->text) - used, "%s", s);
+}
+
+/* A line per copy, each column as wide as its widest. */
+static void print_lines(const struct cvm_doctor_report *rp, const struct cvm_doctor_os *os)
+{
+	struct cvm_doctor_line *l = calloc(rp->n ? rp->n : 1, sizeof(*l));
+	int w[CVM_DOCTOR_COLS] = { 0 };
+	struct cvm_strbuf sb = { 0 };
+
+	if (!l) {
+		cvm_warn("cannot list the copies: %s", cvm_strerror(-ENOMEM));
+		return;
+	}
+	for (size_t i = 0; i < rp->n; i++) {
+		os->row(rp, &rp->c[i], NULL, &l[i]);
+		for (size_t k = 0; k + 1 < l[i].n; k++)
+			if ((int)strlen(l[i].text + l[i].at[k]) > w[k])
+				w[k] = (int)strlen(l[i].text + l[i].at[k]);
+	}
+	for (size_t i = 0; i < rp->n; i++) {
+		sb.len = 0;
+		if (sb.buf)
+			sb.buf[0] = '\0';
+		for (size_t k = 0; k < l[i].n; k++)
+			cvm_strbuf_addf(&sb, k + 1 < l[i].n ? "%-*s " : "%*s", k + 1 < l[i].n ? w[k] : 0,
+					l[i].text + l[i].at[k]);
+		cvm_info("  %s", sb.buf ? sb.buf : "");
+	}
+	cvm_strbuf_release(&sb);
+	free(l);
+}
+
 /* What was found: a line per copy, or the "copies" array (the platform adds its own fields). */
 static void list_copies(const struct cvm_doctor_report *rp, const struct cvm_doctor_os *os,
 			cvm_json *jcopies)
 {
 	char file[4096];
 
-	if (!jcopies)
+	if (!jcopies) {
 		cvm_info("cuDNN copies found: %zu", rp->n);
+		print_lines(rp, os);
+		return;
+	}
 	for (size_t i = 0; i < rp->n; i++) {
 		const struct cvm_doctor_copy *c = &rp->c[i];
 		cvm_json *o;
-		if (!jcopies) {
-			os->row(rp, c, NULL);
-			continue;
-		}
+
 		o = cvm_json_object();
 		cvm_json_set(o, "path", cvm_json_string(os->shown(rp, c->real, file, sizeof(file))));
 		cvm_json_set(o, "where", cvm_json_string(c->where));
@@ -119,7 +160,7 @@ static void list_copies(const struct cvm_doctor_report *rp, const struct cvm_doc
 		cvm_json_set(o, "header_version", cvm_json_integer((int64_t)c->header));
 		cvm_json_set(o, "library_version", cvm_json_integer((int64_t)c->library));
 		cvm_json_set(o, "cudart_version", cvm_json_integer((int64_t)c->cudart));
-		os->row(rp, c, o);
+		os->row(rp, c, o, NULL);
 		cvm_json_append(jcopies, o);
 	}
 }

@@ -717,17 +717,22 @@ static void consider_home(struct cvm_doctor_report *rp, const char *home)
 	}
 }
 
-/* A copy's line of the listing (the JSON has no fields of Linux's own). */
-static void row(const struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c, cvm_json *o)
+/* A copy's columns in the listing (the JSON has no fields of Linux's own). */
+static void row(const struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c, cvm_json *o,
+		struct cvm_doctor_line *line)
 {
-	char hv[32], lv[32];
+	char v[32];
 
 	if (o)
 		return;
-	cvm_doctor_version_str(c->header, hv, sizeof(hv));
-	cvm_doctor_version_str(c->library, lv, sizeof(lv));
-	cvm_info("  %-9s headers %-8s %-18s %-12s %s", lv, hv, c->where,
-		 c->managed ? "managed" : "not managed", shown(rp, c->dir));
+	cvm_doctor_version_str(c->library, v, sizeof(v));
+	cvm_doctor_line_add(line, v);
+	cvm_doctor_line_add(line, "headers");
+	cvm_doctor_version_str(c->header, v, sizeof(v));
+	cvm_doctor_line_add(line, v);
+	cvm_doctor_line_add(line, c->where);
+	cvm_doctor_line_add(line, c->managed ? "managed" : "not managed");
+	cvm_doctor_line_add(line, shown(rp, c->dir));
 }
 
 /* The driver's version, from the kernel module, else nvidia-smi; "" when none. */

@@ -37,6 +37,21 @@ struct cvm_doctor_copy {
 	char resource[48];	/* Windows: the DLL's version resource as read, "" when none */
 };
 
+/*
+ * A copy's line of the listing as columns (cvm_doctor_line_add), which the
+ * listing aligns over all copies: the widths follow what was found (a
+ * version such as 8.6.17.163), the last column is not padded.
+ */
+#define CVM_DOCTOR_COLS 8
+struct cvm_doctor_line {
+	size_t n;
+	size_t at[CVM_DOCTOR_COLS];	/* where each column starts in text */
+	char text[4096 + 512];
+};
+
+/* Appends a column (cut short when text is full, dropped past CVM_DOCTOR_COLS). */
+void cvm_doctor_line_add(struct cvm_doctor_line *l, const char *s);
+
 /* The platform's own state for one run (the loader cache; the PATHs): its begin's, its release's. */
 struct cvm_doctor_os_state;
 
@@ -65,8 +80,9 @@ struct cvm_doctor_os {
 	void (*find)(struct cvm_doctor_report *rp, const struct cvm_toolkit *t, size_t nt);
 	/* path as its user knows it (in buf, or path itself): inside the root; with '\'. Any time. */
 	const char *(*shown)(const struct cvm_doctor_report *rp, const char *path, char *buf, size_t len);
-	/* Per copy, listing it: with o, the JSON fields after the shared ones; else its text line. */
-	void (*row)(const struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c, cvm_json *o);
+	/* Per copy, listing it: with o, the JSON fields after the shared ones; else its text columns. */
+	void (*row)(const struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c, cvm_json *o,
+		    struct cvm_doctor_line *line);
 	/* The driver's version into drv ("" when none; drv starts ""). */
 	void (*driver)(char *drv, size_t len);
 	/* Per copy, the checks of the copy alone, and the driver against what it needs. */

@@ -757,7 +757,8 @@ static void find_copies(struct cvm_doctor_report *rp, const struct cvm_toolkit *
 }
 
 /* A copy's fields of Windows' own (the version and where it comes from), or its line of the listing. */
-static void row(const struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c, cvm_json *o)
+static void row(const struct cvm_doctor_report *rp, const struct cvm_doctor_copy *c, cvm_json *o,
+		struct cvm_doctor_line *line)
 {
 	const char *from = c->library ? "version resource" : c->id[0] ? "store id" :
 			   c->major ? "file name" : "-";
@@ -774,8 +775,13 @@ static void row(const struct cvm_doctor_report *rp, const struct cvm_doctor_copy
 	}
 	cvm_doctor_version_str(c->header, hv, sizeof(hv));
 	copy_version(c, lv, sizeof(lv));
-	cvm_info("  %-9s %-17s headers %-8s %-24s %-12s %s", lv, c->major ? from : "(no DLL)", hv,
-		 c->where, c->managed ? "managed" : "not managed", c->dir);
+	cvm_doctor_line_add(line, lv);
+	cvm_doctor_line_add(line, c->major ? from : "(no DLL)");
+	cvm_doctor_line_add(line, "headers");
+	cvm_doctor_line_add(line, hv);
+	cvm_doctor_line_add(line, c->where);
+	cvm_doctor_line_add(line, c->managed ? "managed" : "not managed");
+	cvm_doctor_line_add(line, c->dir);
 }
 
 static const char *shown(const struct cvm_doctor_report *rp, const char *path, char *buf,

@@ -68,6 +68,12 @@ cvm doctor
 assert_rc 0 "doctor with no LD_LIBRARY_PATH: exit 0 (each toolkit loads its own)"
 assert_out_contains "9.1.1" "doctor sees the hand copy in CUDA 12.4"
 assert_out_contains "8.9.7" "doctor sees the store's version"
+# The listing's columns are as wide as their widest entry, whatever the versions' lengths.
+sed -n '/^cuDNN copies found: /,/^NVIDIA driver/p' "$CVM_OUTF" | sed '1d;$d' >"$TEST_TMP/rows"
+diag "$(cat "$TEST_TMP/rows")"
+check "doctor lists the two copies, one line each" test "$(wc -l <"$TEST_TMP/rows")" = 2
+check "doctor's columns line up: 'headers' and the folder at one offset on every line" \
+	test "$(awk '{ print index($0, " headers "), index($0, " /") }' "$TEST_TMP/rows" | sort -u | wc -l)" = 1
 LD_LIBRARY_PATH=$CONDA/lib cvm doctor
 assert_rc 1 "doctor with a conda env on LD_LIBRARY_PATH: exit 1"
 assert_out_contains "$CONDA/lib" "doctor lists the conda copy"

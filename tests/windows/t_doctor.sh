@@ -101,6 +101,14 @@ fresh
 cvm doctor
 rc_is 1 "doctor with hand copies whose headers and DLL disagree: exit 1"
 says "cuDNN copies found: 3" "doctor finds the store's, the toolkit's and the PATH folder's copies"
+# The listing's columns as wide as their widest entry: 'headers' and the folder at one offset.
+cols=$(printf '%s\n' "$OUT" | tr -d '\r' | sed -n '/^cuDNN copies found: /,/^NVIDIA driver/p' | sed '1d;$d' |
+	awk '{ print index($0, " headers "), length($0) - length($NF) }' | sort -u)
+if [ "$(printf '%s\n' "$cols" | wc -l)" = 1 ] && [ "${cols%% *}" != 0 ]; then
+	ok "doctor's copies line up in columns"
+else
+	not_ok "doctor's copies line up in columns" "offsets: $cols" "$(diag_run)"
+fi
 if [ -n "$RES" ]; then
 	says "$WDTK\\bin: the headers beside it say cuDNN 9.1.0, cudnn64_9.dll's version resource says 9.2.0" \
 		"doctor: the toolkit's headers (9.1.0) and DLL (9.2.0, by its version resource) disagree"
