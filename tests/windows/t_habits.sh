@@ -14,12 +14,14 @@ STORE=$TMP/store-habits
 WSTORE=$(winpath "$STORE")
 cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
 rc_is 0 "habits: 9.1.0 installed in a store of its own"
-if [ -z "${CUDA_PATH_V12_4:-}" ]; then
-	sh "$FIXTURES/mktoolkit-win.sh" "$TMP/toolkits/v12.4" 12.4
-	export CUDA_PATH_V12_4
-	CUDA_PATH_V12_4=$(winpath "$TMP/toolkits/v12.4")
+# toolkit X.Y: CUDA_PATH_VX_Y names a toolkit, made (mktoolkit-win.sh) when the run has none.
+toolkit() {
+	eval "[ -z \"\${CUDA_PATH_V$(echo "$1" | tr . _):-}\" ]" || return 0
+	sh "$FIXTURES/mktoolkit-win.sh" "$TMP/toolkits/v$1" "$1"
+	eval "export CUDA_PATH_V$(echo "$1" | tr . _)=\"\$(winpath \"\$TMP/toolkits/v$1\")\""
 	[ -n "$NATIVE" ] || export WINEPATH=
-fi
+}
+toolkit 12.4
 # out_is WANT NAME: stdout is exactly WANT.
 out_is() { if [ "$OUT" = "$1" ]; then ok "$2"; else not_ok "$2" "want stdout: $1" "$(diag_run)"; fi; }
 
@@ -66,11 +68,7 @@ cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
 rc_is 0 "the advice works: install again"
 
 # ---- use --cuda 11.x, as install takes it: the one CUDA 11 toolkit
-if [ -z "${CUDA_PATH_V11_8:-}" ]; then
-	sh "$FIXTURES/mktoolkit-win.sh" "$TMP/toolkits/v11.8" 11.8
-	export CUDA_PATH_V11_8
-	CUDA_PATH_V11_8=$(winpath "$TMP/toolkits/v11.8")
-fi
+toolkit 11.8
 cvm --manifests "$WMAN" install 8.6.0 --cuda 11.x --archive "$(winpath "$A86")"
 rc_is 0 "habits: 8.6.0 for CUDA 11 installed"
 cvm use 8.6.0 --cuda 11.x --dry-run
