@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "config.h"
 #include "error.h"
 #include "fault.h"
 #include "fsutil.h"
@@ -1110,4 +1111,66 @@ int cvm_store_check_version(struct cvm_store *s, const char *id, cvm_store_probl
 	r = cvm_walk_at(fd, check_object, &w);
 	close(fd);
 	return r < 0 ? r : w.bad;
+}
+
+int cvm_store_locate(const char *root, const char *given, bool user, char *path, size_t plen,
+		     char *display, size_t dlen)
+{
+	const char *home, *xdg = getenv("XDG_DATA_HOME");
+	char conf[4096];
+	size_t rl = strlen(root);
+	int r;
+
+	if (given && *given) {
+#ifdef _WIN32
+		/* C:\x or \\host\share: as given (the Windows API makes it absolute). */
+		r = cvm_fmt(path, plen, "%s", given);
+	} else {
+		/* %ProgramData%\cudnnvm, or %LOCALAPPDATA%\cudnnvm for one user. */
+		const char *var = user ? "LOCALAPPDATA" : "ProgramData";
+		const char *base = getenv(var);
+
+		(void)home;
+		(void)xdg;
+		(void)conf;
+		if (!base || !*base)
+			return cvm_err(-ENOENT, "%%%s%% is not set: give --store DIR", var);
+		r = cvm_fmt(path, plen, "%s\\cudnnvm", base);
+	}
+#else
+		/* Relative: the toolkit's links and the ld.so.conf.d line must not depend on where we ran. */
+		r = cvm_abspath(given, path, plen);
+	} else if (!user && (r = cvm_config_get(root, "store", conf, sizeof(conf))) != 0) {
+		if (r < 0)
+			return r;
+		if (conf[0] != '/')
+			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s' is not an absolute "
+				       "path", cvm_safe(conf));
+		if (strpbrk(conf, "#"))
+			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s': a '#' in the path "
+				       "(ldconfig would read the store's library folder cut there)",
+				       cvm_safe(conf));
+		r = cvm_fmt(path, plen, "%s%s", root, conf);
+	} else if (user) {
+		home = getenv("HOME");
+		if (!home || !*home)
+			return cvm_err(-ENOENT, "--user: HOME is not set");
+		r = xdg && *xdg ? cvm_fmt(path, plen, "%s/cudnnvm", xdg)
+				: cvm_fmt(path, plen, "%s/.local/share/cudnnvm", home);
+	} else {
+		r = cvm_fmt(path, plen, "%s%s", root, "/opt/cudnnvm");
+	}
+#endif
+	if (r < 0)
+		return cvm_err(r, "store path too long");
+#ifdef _WIN32
+	/* One separator inside, '/' (the Windows API takes both). */
+	for (char *c = path; *c; c++)
+		if (*c == '\\')
+			*c = '/';
+#endif
+	/* Shown as seen inside the root when it lies there. */
+	if (rl && !strncmp(path, root, rl) && path[rl] == '/')
+		return cvm_fmt(display, dlen, "%s", path + rl);
+	return cvm_fmt(display, dlen, "%s", path);
 }

@@ -26,6 +26,17 @@ struct cvm_store {
  * empty). Other errors are printed. Release with cvm_store_close.
  */
 int cvm_store_open(struct cvm_store *s, const char *path, const char *display, bool create);
+
+/*
+ * Where the store is (path, for the system calls) and how it is shown
+ * (display: inside root when it lies there): given (made absolute), else
+ * ROOT/etc/cudnnvm.conf's store (absolute, no '#': usage error), else for one
+ * user $XDG_DATA_HOME/cudnnvm or ~/.local/share/cudnnvm, else
+ * ROOT/opt/cudnnvm; on Windows given, else %ProgramData%\cudnnvm
+ * (%LOCALAPPDATA%\cudnnvm for one user). 0 or a negative code (said).
+ */
+int cvm_store_locate(const char *root, const char *given, bool user, char *path, size_t plen,
+		     char *display, size_t dlen);
 void cvm_store_close(struct cvm_store *s);
 
 /*

@@ -23,7 +23,6 @@
 
 #include <slurm/spank.h>
 
-#include "config.h"
 #include "context.h"
 #include "error.h"
 #include "fsutil.h"
@@ -153,27 +152,6 @@ static int job_spec(spank_t sp, char *spec, size_t len)
 	return conf.def[0] && cvm_fmt(spec, len, "%s", conf.def) == 0;
 }
 
-/* The store's host path and how it is shown: store=, the configuration file's, or ROOT/opt/cudnnvm. */
-static int store_path(char *path, size_t len, char *display, size_t dlen)
-{
-	char c[PATH_MAX];
-	size_t rl = strlen(conf.root);
-	int r = 0;
-
-	if (conf.store[0])
-		r = cvm_fmt(path, len, "%s", conf.store);
-	else if ((r = cvm_config_get(conf.root, "store", c, sizeof(c))) > 0)
-		r = c[0] == '/' ? cvm_fmt(path, len, "%s%s", conf.root, c)
-				: cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s' is not an "
-					  "absolute path", cvm_safe(c));
-	else if (r == 0)
-		r = cvm_fmt(path, len, "%s/opt/cudnnvm", conf.root);
-	if (r < 0)
-		return r;
-	return cvm_fmt(display, dlen, "%s", rl && !strncmp(path, conf.root, rl) && path[rl] == '/'
-						? path + rl : path);
-}
-
 /* spec "pin": the .cudnn-version of the working folder or one above it, into spec. */
 static int pin_spec(char *spec, size_t len)
 {
@@ -214,7 +192,8 @@ static int apply(spank_t sp, const char *want)
 	if (r == 0 && !strcmp(spec, "pin"))
 		r = pin_spec(spec, sizeof(spec));
 	if (r == 0)
-		r = store_path(path, sizeof(path), display, sizeof(display));
+		r = cvm_store_locate(conf.root, conf.store, false, path, sizeof(path), display,
+				     sizeof(display));
 	if (r < 0)
 		goto out;
 	ctx.store.plan = &ctx.plan;

@@ -563,72 +563,17 @@ bad:
 				 "from 0 to 604800", cvm_safe(s));
 }
 
+/* --store's value (the rest of the choice is the engine's: cvm_store_locate). */
 static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, size_t plen,
 		       char *display, size_t dlen)
 {
-	const char *home, *xdg = getenv("XDG_DATA_HOME");
-	char conf[4096];
-	size_t rl = strlen(ctx->root);
-	int r;
-
-	if (store_arg && *store_arg) {
-		/* ldconfig ends a line of ld.so.conf.d at '#'; a control character ends it anywhere. */
-		for (const char *c = store_arg; *c; c++)
-			if (*c == '#' || (unsigned char)*c < 0x20 || *c == 0x7f)
-				return cvm_usage("cudnnvm", "--store '%s': a '#' or a control character in "
-						 "the path (ldconfig would read the store's library "
-						 "folder cut there)", cvm_safe(store_arg));
-#ifdef _WIN32
-		/* C:\x or \\host\share: as given (the Windows API makes it absolute). */
-		r = cvm_fmt(path, plen, "%s", store_arg);
-	} else {
-		/* %ProgramData%\cudnnvm, or %LOCALAPPDATA%\cudnnvm for one user. */
-		const char *var = ctx->user ? "LOCALAPPDATA" : "ProgramData";
-		const char *base = getenv(var);
-
-		(void)home;
-		(void)xdg;
-		(void)conf;
-		if (!base || !*base)
-			return cvm_err(-ENOENT, "%%%s%% is not set: give --store DIR", var);
-		r = cvm_fmt(path, plen, "%s\\cudnnvm", base);
-	}
-#else
-		/* Relative: the toolkit's links and the ld.so.conf.d line must not depend on where we ran. */
-		r = cvm_abspath(store_arg, path, plen);
-	} else if (!ctx->user && (r = cvm_config_get(ctx->root, "store", conf, sizeof(conf))) != 0) {
-		if (r < 0)
-			return r;
-		if (conf[0] != '/')
-			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s' is not an absolute "
-				       "path", cvm_safe(conf));
-		if (strpbrk(conf, "#"))
-			return cvm_err(-CVM_E_USAGE, "'/etc/cudnnvm.conf': store '%s': a '#' in the path "
-				       "(ldconfig would read the store's library folder cut there)",
-				       cvm_safe(conf));
-		r = cvm_fmt(path, plen, "%s%s", ctx->root, conf);
-	} else if (ctx->user) {
-		home = getenv("HOME");
-		if (!home || !*home)
-			return cvm_err(-ENOENT, "--user: HOME is not set");
-		r = xdg && *xdg ? cvm_fmt(path, plen, "%s/cudnnvm", xdg)
-				: cvm_fmt(path, plen, "%s/.local/share/cudnnvm", home);
-	} else {
-		r = cvm_fmt(path, plen, "%s%s", ctx->root, "/opt/cudnnvm");
-	}
-#endif
-	if (r < 0)
-		return cvm_err(r, "store path too long");
-#ifdef _WIN32
-	/* One separator inside, '/' (the Windows API takes both). */
-	for (char *c = path; *c; c++)
-		if (*c == '\\')
-			*c = '/';
-#endif
-	/* Shown as seen inside the root when it lies there. */
-	if (rl && !strncmp(path, ctx->root, rl) && path[rl] == '/')
-		return cvm_fmt(display, dlen, "%s", path + rl);
-	return cvm_fmt(display, dlen, "%s", path);
+	/* ldconfig ends a line of ld.so.conf.d at '#'; a control character ends it anywhere. */
+	for (const char *c = store_arg ? store_arg : ""; *c; c++)
+		if (*c == '#' || (unsigned char)*c < 0x20 || *c == 0x7f)
+			return cvm_usage("cudnnvm", "--store '%s': a '#' or a control character in "
+					 "the path (ldconfig would read the store's library "
+					 "folder cut there)", cvm_safe(store_arg));
+	return cvm_store_locate(ctx->root, store_arg, ctx->user, path, plen, display, dlen);
 }
 
 /*
