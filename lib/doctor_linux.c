@@ -834,38 +834,46 @@ int cvm_doctor_which(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, struct c
 	return cvm_doctor_which_major(ctx, tk, 0, w);
 }
 
-int cvm_doctor_which_major(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, int major,
-			   struct cvm_which *w)
+/*
+ * The major a program built with tk binds to: its headers', else the active
+ * version's, else that of the toolkit's own libcudnn.so.N; 0 when nothing says.
+ */
+static int which_wanted(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *libdir)
+{
+	char path[PATH_MAX], cuda[16], id[160], plat[64], *text = NULL;
+	struct cvm_version v;
+	struct cvm_which w;
+	size_t len;
+	int m = 0, cm;
+
+	cvm_toolkit_name(tk, cuda, sizeof(cuda));
+	if (cvm_fmt(path, sizeof(path), "%s/include/cudnn_version.h", tk->path) == 0 &&
+	    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) == 0) {
+		if (cvm_cudnn_header_version(text, len, &v) == 0)
+			m = (int)v.part[0];
+		free(text);
+	}
+	if (!m && ctx->store_open && cvm_active_get(&ctx->store, cuda, id, sizeof(id)) == 0 &&
+	    cvm_store_parse_id(id, path, sizeof(path), &cm, plat, sizeof(plat)) == 0 &&
+	    cvm_version_parse(path, &v) == 0)
+		return (int)v.part[0];
+	for (int k = 9; k >= 7 && !m && *libdir; k--)
+		if (which_try(libdir, k, &w))
+			m = k;
+	return m;
+}
+
+/* libcudnn.so.<major> as a program loads it: w filled, or -CVM_E_NOTFOUND. */
+static int which_search(struct cvm_ctx *ctx, const char *libdir, int major, struct cvm_which *w)
 {
 	struct cvm_doctor_os_state *os = NULL;
-	char libdir[PATH_MAX] = "", path[PATH_MAX], cuda[16];
-	char id[160], so[32], from[PATH_MAX], *text = NULL;
+	char path[PATH_MAX], so[32], from[PATH_MAX];
 	const char *ldp = getenv("LD_LIBRARY_PATH");
-	struct cvm_version v;
-	size_t len, sl;
-	int r = -CVM_E_NOTFOUND, m;
+	size_t sl;
+	int r = -CVM_E_NOTFOUND;
 
 	memset(w, 0, sizeof(*w));
 	w->major = major;
-	cvm_toolkit_name(tk, cuda, sizeof(cuda));
-	if (lib_dir(ctx->root, tk, libdir, sizeof(libdir)) < 0)
-		libdir[0] = '\0';
-	/* The major a program built with the toolkit binds to: its headers', else the active one's. */
-	if (!w->major && cvm_fmt(path, sizeof(path), "%s/include/cudnn_version.h", tk->path) == 0 &&
-	    cvm_read_file_at(AT_FDCWD, path, 1 << 20, &text, &len) == 0) {
-		if (cvm_cudnn_header_version(text, len, &v) == 0)
-			w->major = (int)v.part[0];
-		free(text);
-	}
-	if (!w->major && ctx->store_open && cvm_active_get(&ctx->store, cuda, id, sizeof(id)) == 0 &&
-	    cvm_store_parse_id(id, path, sizeof(path), &m, so, sizeof(so)) == 0 &&
-	    cvm_version_parse(path, &v) == 0)
-		w->major = (int)v.part[0];
-	for (m = 9; m >= 7 && !w->major; m--)
-		if (*libdir && which_try(libdir, m, w))
-			w->major = m;
-	if (!w->major)
-		w->major = 9;
 	/* As doctor reasons: LD_LIBRARY_PATH, the toolkit's own folder, the loader cache. */
 	for (const char *p = ldp ? ldp : "", *q; *p; p = *q ? q + 1 : q) {
 		q = strchrnul(p, ':');
@@ -904,5 +912,23 @@ found:
 	r = 0;
 out:
 	free(os);
+	return r;
+}
+
+int cvm_doctor_which_major(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, int major,
+			   struct cvm_which *w)
+{
+	char libdir[PATH_MAX] = "";
+	int r = -CVM_E_NOTFOUND;
+
+	if (lib_dir(ctx->root, tk, libdir, sizeof(libdir)) < 0)
+		libdir[0] = '\0';
+	if (!major)
+		major = which_wanted(ctx, tk, libdir);
+	/* Nothing says which: the newest major a program could find. */
+	for (int m = major ? major : 9; m >= (major ? major : 7) && r == -CVM_E_NOTFOUND; m--)
+		r = which_search(ctx, libdir, m, w);
+	if (r == -CVM_E_NOTFOUND && !major)
+		w->major = 0;
 	return r;
 }

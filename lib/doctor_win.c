@@ -425,8 +425,28 @@ static int wanted_major(const struct cvm_toolkit *tk, const char *active, const 
 		*from = "the major of the toolkit's own DLL";
 		return m;
 	}
-	*from = "no headers in the toolkit, no active version: 9 assumed";
-	return 9;
+	*from = "no headers in the toolkit, no active version: the newest major found";
+	return 0;
+}
+
+/*
+ * cudnn64_<major>.dll along path into *h[*n], its name into name; with major
+ * 0 (nothing says which), the newest major found. The major found, or 0.
+ */
+static int search_major(const char *path, int major, char *name, size_t len, struct hit **h,
+			size_t *n)
+{
+	for (int m = major ? major : 9; m >= (major ? major : 7); m--) {
+		snprintf(name, len, "cudnn64_%d.dll", m);
+		free(*h);
+		*h = NULL;
+		*n = 0;
+		if (search(path, name, h, n) < 0)
+			*n = 0;
+		if (*n)
+			return m;
+	}
+	return 0;
 }
 
 /* The registry value whose PATH holds dir, for a fix ("this process's PATH" when neither). */
@@ -567,9 +587,9 @@ static void check_toolkit(struct cvm_doctor_report *rp, const struct cvm_toolkit
 	win(tk->path, tkd, sizeof(tkd));
 	amajor = active_of(rp->ctx, cuda, id, sizeof(id), active);
 	major = wanted_major(tk, id, &from);
-	snprintf(name, sizeof(name), "cudnn64_%d.dll", major);
-	if (search(rp->os->fresh, name, &h, &n) < 0)
-		n = 0;
+	/* Nothing says which and none found: the newest is what a program would look for. */
+	if (!search_major(rp->os->fresh, major, name, sizeof(name), &h, &n) && !major)
+		snprintf(name, sizeof(name), "cudnn64_9.dll");
 	for (at = 0; at < n; at++)
 		if (active[0] && !strcasecmp(h[at].real, active))
 			break;
@@ -893,13 +913,14 @@ int cvm_doctor_which_major(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, in
 	memset(w, 0, sizeof(*w));
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
 	active_of(ctx, cuda, active_id, sizeof(active_id), active);
-	w->major = major ? major : wanted_major(tk, active_id, &from);
-	snprintf(name, sizeof(name), "cudnn64_%d.dll", w->major);
+	if (!major)
+		major = wanted_major(tk, active_id, &from);
 	/* What a program started now gets; this process's PATH when the registry cannot be read. */
 	path = cvm_winenv_fresh_path(&fresh) == 0 ? fresh : getenv("PATH");
-	r = search(path, name, &h, &n);
-	if (r == 0 && !n)
-		r = -CVM_E_NOTFOUND;
+	w->major = search_major(path, major, name, sizeof(name), &h, &n);
+	if (!w->major)
+		w->major = major;
+	r = n ? 0 : -CVM_E_NOTFOUND;
 	if (r < 0)
 		goto out;
 	snprintf(w->name, sizeof(w->name), "%s", h[0].file);

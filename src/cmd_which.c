@@ -49,7 +49,7 @@ int cvm_cmd_which(struct cvm_ctx *ctx, int argc, char **argv)
 	struct cvm_toolkit tk = { 0 };
 	struct cvm_which w;
 	const char *cuda_arg = NULL;
-	char cuda[16], reason[8400];
+	char cuda[16], reason[8400], name[48];
 	cvm_json *doc = NULL;
 	int r;
 
@@ -63,12 +63,18 @@ int cvm_cmd_which(struct cvm_ctx *ctx, int argc, char **argv)
 		return r;
 	cvm_toolkit_name(&tk, cuda, sizeof(cuda));
 	r = cvm_doctor_which(ctx, &tk, &w);
+	/* The major the toolkit's headers or active version say; 0: nothing says, any was looked for. */
+	if (w.major)
+		snprintf(name, sizeof(name), CVM_WINDOWS ? "cudnn64_%d.dll" : "libcudnn.so.%d", w.major);
+	else
+		snprintf(name, sizeof(name), CVM_WINDOWS ? "cudnn64_N.dll of any major (7 to 9)"
+			 : "libcudnn.so.N of any major (7 to 9)");
 	if (r == -CVM_E_NOTFOUND)
-		r = cvm_err(r, CVM_WINDOWS ? "a program using CUDA %s (%s) finds no cudnn64_%d.dll: not "
-			    "in System32, the Windows folder or any entry of the PATH a program started "
-			    "now gets (see 'cudnnvm use')" : "a program using CUDA %s (%s) finds no "
-			    "libcudnn.so.%d: not on LD_LIBRARY_PATH, in the toolkit, or in the loader "
-			    "cache (see 'cudnnvm use')", cuda, cvm_safe(tk.display), w.major);
+		r = cvm_err(r, CVM_WINDOWS ? "a program using CUDA %s (%s) finds no %s: not in System32, "
+			    "the Windows folder or any entry of the PATH a program started now gets (see "
+			    "'cudnnvm use')" : "a program using CUDA %s (%s) finds no %s: not on "
+			    "LD_LIBRARY_PATH, in the toolkit, or in the loader cache (see 'cudnnvm use')",
+			    cuda, cvm_safe(tk.display), name);
 	if (r < 0)
 		goto out;
 	explain(ctx, &w, cuda, reason, sizeof(reason));

@@ -50,7 +50,13 @@ assert_err_contains "10.2" "... naming the toolkit asked for"
 # ------------------------------------------------------------ which
 cvm which --cuda 11.8
 assert_rc 1 "which before any use: exit 1"
-assert_err_contains "finds no libcudnn.so" "... saying no libcudnn is found"
+assert_err_line "a program using CUDA 11.8 (/usr/local/cuda-11.8) finds no libcudnn.so.N of any major (7 to 9): not on LD_LIBRARY_PATH, in the toolkit, or in the loader cache (see 'cudnnvm use')" \
+	"... saying no libcudnn of any major is found (no headers, nothing active: none is assumed)"
+# Nothing says which major: what a program finds, of any major (here cuDNN 8 on LD_LIBRARY_PATH).
+LD_LIBRARY_PATH=$STORE/versions/$ID897/lib cvm --json which --cuda 11.8
+assert_rc 0 "which with only an 8.9.7 on LD_LIBRARY_PATH: exit 0"
+assert_json 'd["why"] == "LD_LIBRARY_PATH" and d["name"] == "/opt/cudnnvm/versions/'"$ID897"'/lib/libcudnn.so.8"' \
+	"which finds libcudnn.so.8 for CUDA 11.8 when nothing says which major (not a libcudnn.so.9 assumed)"
 use_ok 8.9.7 --cuda 11.8 --no-smoke
 cvm which
 assert_rc 0 "which (default toolkit) after use 8.9.7: exit 0"

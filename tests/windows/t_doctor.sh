@@ -66,7 +66,7 @@ says "its own folder (not known here" "doctor says the program's own folder is n
 says "no cudnn64_9.dll in System32, the Windows folder or any PATH entry" "doctor: nothing for CUDA 12.4 to load"
 cvm which --cuda 12.4
 rc_is 1 "which with nothing to load: exit 1"
-says "finds no cudnn64_9.dll" "which says no cudnn64_9.dll is found"
+says "finds no cudnn64_N.dll of any major (7 to 9): not in System32" "which says no cudnn64 DLL of any major is found (nothing says which)"
 
 # ---- 9.1.0 active: what loads is the active version's
 cvm use 9.1.0 --cuda 12.4 --no-smoke
