@@ -284,6 +284,14 @@ cvm_json *cvm_json_document(void)
 	return (cvm_json *)pending;
 }
 
+cvm_json *cvm_json_take(void)
+{
+	json_t *doc = pending;
+
+	pending = NULL;
+	return (cvm_json *)doc;
+}
+
 int cvm_json_finish(int exit_code, const char *message)
 {
 	json_t *doc = pending, *err;

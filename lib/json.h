@@ -65,5 +65,7 @@ int cvm_json_print(const cvm_json *v);
 int cvm_json_finish(int exit_code, const char *message);
 /* The document cvm_json_finish() will print (an empty object made when none), borrowed. */
 cvm_json *cvm_json_document(void);
+/* That document taken back (the caller frees it; NULL when none): a step's, for a larger one. */
+cvm_json *cvm_json_take(void);
 
 #endif

@@ -163,13 +163,13 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 /*
  * install --use: then the activation 'use' makes (smoke test included), on
  * the toolkit --cuda names or the default one, by 'use' itself. With
- * --json, install's document gets use's fields under "use".
+ * --json, install's document gets use's (smoke included) under "use".
  */
 static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in,
 			 const struct cvm_activate_opts *use_opts)
 {
 	struct cvm_toolkit tk = { 0 };
-	char cuda[16], before[160], path[4096];
+	char cuda[16], path[4096];
 	char *av[] = { "use", (char *)in->id, "--cuda", cuda, NULL };
 	struct cvm_activate_opts ao = *use_opts;
 	cvm_json *o = NULL, *u;
@@ -183,8 +183,6 @@ static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in,
 	ao.argc = 4;
 	ao.argv = av;
 	ao.closure = true;
-	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)
-		before[0] = '\0';
 	/* A dry run installed nothing that use could switch to: what it would do is said. */
 	if (!in->already && cvm_plan_describe(&ctx->plan, "activate", in->id, NULL, "for CUDA %s (%s), as "
 					      "'cudnnvm use' does", cuda, tk.display))
@@ -197,16 +195,12 @@ static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in,
 	if (r < 0)
 		goto out;
 	o = cvm_install_doc(path, in);
-	u = cvm_json_object();
+	u = cvm_json_take();
 	if (!o || !u) {
 		cvm_json_free(u);
 		r = -ENOMEM;
 		goto out;
 	}
-	cvm_json_set(u, "cuda", cvm_json_string(cuda));
-	cvm_json_set(u, "toolkit", cvm_json_string(tk.display));
-	cvm_json_set(u, "id", cvm_json_string(in->id));
-	cvm_json_set(u, "previous", cvm_json_string(before[0] ? before : NULL));
 	cvm_json_set(o, "use", u);
 	r = cvm_json_print(o);
 out:

@@ -161,6 +161,11 @@ cvm --manifests "$MAN" install 9.1.0.70 --cuda 12.4 --archive "$A910" --use
 assert_rc 0 "install --use of a new version: exit 0"
 assert_uses "$TK12" 12.4 "$ID910" "install --use of a new version: active"
 assert_smoke 90100 "install --use runs the smoke test, as use does"
+cvm use 9.1.1 --cuda 12.4 --no-smoke
+cvm --manifests "$MAN" --json install 9.1.0.70 --cuda 12.4 --archive "$A910" --use
+assert_rc 0 "install --use --json (installed, not active): exit 0"
+assert_json 'd["already_installed"] is True and sorted(d["use"]) == ["cuda", "id", "previous", "smoke", "toolkit"] and d["use"]["id"] == "'"$ID910"'" and d["use"]["previous"] == "'"$ID911"'" and d["use"]["smoke"]["library"] == "/usr/local/cuda-12.4/targets/x86_64-linux/lib/libcudnn.so.9" and d["use"]["smoke"]["library_version"] == 90100' \
+	"install --use --json: use's document under \"use\", its smoke test's included"
 cvm --manifests "$MAN" --json install 9.1.0.70 --cuda 12.4 --archive "$A910"
 assert_json 'd["use"] is None and d["already_installed"] is True' "install --json without --use: \"use\": null"
 cvm --user --manifests "$MAN" install 9.1.0.70 --cuda 12.4 --archive "$A910" --use
