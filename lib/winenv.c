@@ -242,23 +242,16 @@ static wchar_t *edit(const wchar_t *old, wchar_t *const *drop, size_t ndrop, con
 
 /*
  * What a new PATH value means beyond its entries. Its type stays as found
- * (REG_SZ is read as it is written; REG_EXPAND_SZ expands %VAR%), unless
- * the entry added names a variable, which only REG_EXPAND_SZ expands: then
- * it changes, and is said. A value longer than Windows passes to a new
- * program (32,767 characters with its NUL) is said when it is written
- * (the plan of a dry run computes the value too: said once).
+ * (REG_SZ is read as it is written; REG_EXPAND_SZ expands %VAR%): the
+ * entries cudnnvm adds are plain folders (main.c refuses a '%' in --store).
+ * A value longer than Windows passes to a new program (32,767 characters
+ * with its NUL) is said when it is written (the plan of a dry run computes
+ * the value too: said once).
  */
-static void path_notes(enum cvm_env_scope s, const wchar_t *neu, const wchar_t *add, DWORD *type,
-		       bool write)
+static void path_notes(enum cvm_env_scope s, const wchar_t *neu, bool write)
 {
 	size_t n = wcslen(neu);
 
-	if (*type == REG_SZ && add && wcschr(add, L'%')) {
-		*type = REG_EXPAND_SZ;
-		if (write)
-			cvm_info("changed %s\\Path from REG_SZ to REG_EXPAND_SZ: the entry added names "
-				 "a variable, which only REG_EXPAND_SZ expands", cvm_winenv_key_name(s));
-	}
 	if (n > 32766 && write)
 		cvm_warn("%s\\Path is now %zu characters long: Windows passes at most 32,767 "
 			 "characters of a variable to a new program, which will not see its end",
@@ -300,7 +293,7 @@ int cvm_winenv_path_edit(enum cvm_env_scope s, const char *const *drop, size_t n
 	if (r == 0 && wcscmp(old, neu)) {
 		if (changed)
 			*changed = true;
-		path_notes(s, neu, wadd, &type, write);
+		path_notes(s, neu, write);
 		/* An empty PATH is deleted rather than left as "" (a user PATH of ours alone). */
 		if (write)
 			r = set_typed(s, L"Path", neu[0] || s == CVM_ENV_SYSTEM ? neu : NULL, type);

@@ -573,6 +573,11 @@ static int store_paths(struct cvm_ctx *ctx, const char *store_arg, char *path, s
 			return cvm_usage("cudnnvm", "--store '%s': a '#' or a control character in "
 					 "the path (ldconfig would read the store's library "
 					 "folder cut there)", cvm_safe(store_arg));
+	/* Windows expands %NAME% in PATH (REG_EXPAND_SZ): a version's entry could name another folder. */
+	if (CVM_WINDOWS && store_arg && strchr(store_arg, '%'))
+		return cvm_usage("cudnnvm", "--store '%s': a '%%' in the path (Windows expands %%NAME%% "
+				 "in PATH entries, so a version's entry could name another folder)",
+				 cvm_safe(store_arg));
 	return cvm_store_locate(ctx->root, store_arg, ctx->user, path, plen, display, dlen);
 }
 

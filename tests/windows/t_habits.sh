@@ -94,6 +94,19 @@ rc_is 1 "use --cuda 10.x without a CUDA 10 toolkit is refused"
 err_has "no CUDA 10.x toolkit" "the refusal names 10.x"
 err_has "(found: 11.8 at $TKD/v11.8, 12.4 at $TKD/v12.4" "the refusal lists the toolkits (and any others the suite made before)"
 
+# ---- a store whose path has a '%': its PATH entry would be expanded (REG_EXPAND_SZ) into another folder
+PCT_SAVED=$WSTORE
+WSTORE=$(winpath "$TMP/pct%PATH%store")
+cvm install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
+rc_is 2 "--store with a '%': usage error (exit 2)"
+if [ "$(printf '%s' "$ERR" | tr -d '\r')" = "cudnnvm: error: --store '$WSTORE': a '%' in the path (Windows expands %NAME% in PATH entries, so a version's entry could name another folder) (see 'cudnnvm --help')" ]; then
+	ok "--store with a '%': the one line says why"
+else
+	not_ok "--store with a '%': the one line says why" "$(diag_run)"
+fi
+is_absent "$TMP/pct%PATH%store" "--store with a '%': no store made"
+WSTORE=$PCT_SAVED
+
 # ---- the machine PATH: a REG_SZ stays REG_SZ; one over 32,767 characters is warned of
 HKEY_ENV='HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment'
 # path_type / path_value: the machine Path's type and value, as reg reads them.
