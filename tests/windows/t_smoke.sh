@@ -125,6 +125,16 @@ if [ -z "$NATIVE" ]; then
 	rc_is 4 "another release's cudnn_cnn64_9.dll on the system PATH: exit 4"
 	err_has "cudnn_cnn64_9.dll came from $(wfwd "$SMK/only-cnn")/cudnn_cnn64_9.dll" "smoke names the sub-library and where it came from"
 	err_has "system PATH, which comes before the user's" "and that the system PATH comes first"
+	# Both on the system PATH (as a second machine-wide store's entry would be): the order alone says why.
+	set_reg_path "$HKLM_ENV" "$sys_path;$(winpath "$SMK/only-cnn");$(winpath "$TKS/bin")"
+	scvm smoke --cuda 12.4
+	rc_is 4 "another release's sub-library on the system PATH, before the toolkit's own entry there: exit 4"
+	err_has "cudnn_cnn64_9.dll came from $(wfwd "$SMK/only-cnn")/cudnn_cnn64_9.dll" "smoke names the sub-library and where it came from"
+	if printf '%s' "$ERR" | grep -q "is entry [0-9]* of PATH, before " && ! printf '%s' "$ERR" | grep -q "which comes before the user's"; then
+		ok "and says its entry comes first, not that the system PATH precedes the user's (both are there)"
+	else
+		not_ok "and says its entry comes first, not that the system PATH precedes the user's (both are there)" "$(diag_run)"
+	fi
 	set_reg_path "$HKLM_ENV" "$sys_path"
 	scvm smoke --cuda 12.4
 	rc_is 77 "PATH put back: exit 77 again"
