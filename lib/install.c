@@ -1142,6 +1142,37 @@ static int write_record(struct install_run *run)
 }
 
 /* The rename into versions/, then what follows from it, and the report. */
+/*
+ * Windows: the installed files whose full path is 260 characters or more,
+ * said once: tools without long-path support (MAX_PATH) cannot open them.
+ */
+static void long_paths_warn(const struct install_run *run)
+{
+	size_t base = strlen(run->ctx->store.path) + strlen("/versions/") + strlen(run->in->id) + 1;
+	size_t n = 0, longest = 0;
+	const char *which = NULL;
+
+	if (!CVM_WINDOWS)
+		return;
+	for (size_t i = 0; i < run->x.files.n; i++) {
+		size_t len = base + strlen(run->x.files.v[i].path);
+		if (len < 260)
+			continue;
+		n++;
+		/* The longest; of two as long, the first by name, so that the message is one. */
+		if (len > longest || (len == longest && strcmp(run->x.files.v[i].path, which) < 0)) {
+			longest = len;
+			which = run->x.files.v[i].path;
+		}
+	}
+	if (n)
+		cvm_warn("%zu file%s of %s %s a path of 260 characters or more (the longest, %zu: "
+			 "%s/versions/%s/%s): Windows programs without long-path support "
+			 "(LongPathsEnabled and a manifest that opts in) cannot open them; a shorter "
+			 "--store avoids it", n, n == 1 ? "" : "s", run->in->id, n == 1 ? "has" : "have",
+			 longest, run->ctx->store.display, run->in->id, cvm_safe(which));
+}
+
 static int commit(struct install_run *run)
 {
 	struct cvm_install *in = run->in;
@@ -1155,6 +1186,7 @@ static int commit(struct install_run *run)
 	if (r < 0)
 		return r;
 	run->staged[0] = '\0';
+	long_paths_warn(run);
 	k = cvm_modulefiles_refresh(run->ctx);
 	if (in->force) {
 		r = relink_active(run->ctx, in);

@@ -107,6 +107,36 @@ fi
 is_absent "$TMP/pct%PATH%store" "--store with a '%': no store made"
 WSTORE=$PCT_SAVED
 
+# ---- a store so deep that some installed paths reach 260 characters: said once, naming the longest
+LONG_SAVED=$WSTORE
+LONGDIR=$TMP/$(printf 'd%.0s' $(seq 170))
+mkdir -p "$LONGDIR"
+WSTORE=$(winpath "$LONGDIR/s")
+FWD=$(printf '%s' "$WSTORE" | tr '\\' /)
+# What the version will hold (the zip's files under its top folder) and which reach 260.
+want=$(unzip -Z1 "$A91" | python3 -c '
+import sys
+base = len(sys.argv[1]) + len("/versions/") + len(sys.argv[2]) + 1
+files = [l.rstrip("\n").split("/", 1)[1] for l in sys.stdin if not l.endswith("/\n") and "/" in l]
+files = [f for f in files if f]
+far = [f for f in files if base + len(f) >= 260]
+top = sorted(far, key=lambda f: (-len(f), f))[0] if far else ""
+print("%d %d %s" % (len(far), base + len(top), top))' "$FWD" "$ID91")
+cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
+rc_is 0 "install into a store 200 characters deep: exit 0"
+set -- $want
+if [ "$1" -gt 0 ] && [ "$(printf '%s' "$ERR" | tr -d '\r')" = "cudnnvm: warning: $1 file$([ "$1" = 1 ] || echo s) of $ID91 $([ "$1" = 1 ] && echo has || echo have) a path of 260 characters or more (the longest, $2: $FWD/versions/$ID91/$3): Windows programs without long-path support (LongPathsEnabled and a manifest that opts in) cannot open them; a shorter --store avoids it" ]; then
+	ok "the paths of 260 characters or more: one warning, their count and the longest"
+else
+	not_ok "the paths of 260 characters or more: one warning, their count and the longest" "want: $want" "$(diag_run)"
+fi
+cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
+if [ -z "$ERR" ]; then ok "installed already: no warning again"; else not_ok "installed already: no warning again" "$(diag_run)"; fi
+WSTORE=$LONG_SAVED
+rm -rf "$LONGDIR"
+cvm --manifests "$WMAN" install 9.1.0 --cuda 12.x --archive "$(winpath "$A91")"
+if ! printf '%s' "$ERR" | grep -q "260 characters"; then ok "a store of a short path: no warning"; else not_ok "a store of a short path: no warning" "$(diag_run)"; fi
+
 # ---- the machine PATH: a REG_SZ stays REG_SZ; one over 32,767 characters is warned of
 HKEY_ENV='HKLM\SYSTEM\CurrentControlSet\Control\Session Manager\Environment'
 # path_type / path_value: the machine Path's type and value, as reg reads them.
