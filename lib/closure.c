@@ -20,7 +20,8 @@
 #include "out.h"
 #include "store.h"
 
-#define MAX_PLACES 16
+/* Windows' system places are its PATH's entries: a few dozen. */
+#define MAX_PLACES 64
 
 static int add_need(struct cvm_closure *c, const char *name, const char *by, bool by_name)
 {
@@ -119,7 +120,7 @@ static void search_open(struct search *s, const char *root, const char *dir, con
 	snprintf(c->looked, sizeof(c->looked), "%s", shown);
 	say_places(c, s->tk, s->ntk);
 	if (s->cache) {
-		snprintf(cache.shown, sizeof(cache.shown), "the loader cache");
+		snprintf(cache.shown, sizeof(cache.shown), "%s", os->cache_name);
 		say_places(c, &cache, 1);
 	}
 	say_places(c, s->sys, s->nsys);
@@ -170,24 +171,31 @@ int cvm_closure_check(const char *root, const char *dir, const struct cvm_toolki
 {
 	const struct cvm_closure_os *os = cvm_closure_os();
 	struct cvm_closure_need t;
-	struct search s;
+	struct search *s;
 	int r;
 
 	memset(c, 0, sizeof(*c));
 	r = os->read(dir, c, add_need);
 	if (r < 0)
 		return r;
-	search_open(&s, root, dir, inside(root, dir), tk, c);
+	/* Three lists of places: too large for a stack. */
+	s = malloc(sizeof(*s));
+	if (!s) {
+		cvm_closure_release(c);
+		return -ENOMEM;
+	}
+	search_open(s, root, dir, inside(root, dir), tk, c);
 	/* The missing ones first, each in the order found. */
 	for (size_t i = 0; i < c->n; i++) {
-		if (search_find(&s, &c->need[i]))
+		if (search_find(s, &c->need[i]))
 			continue;
 		t = c->need[i];
 		memmove(&c->need[c->missing + 1], &c->need[c->missing],
 			(i - c->missing) * sizeof(t));
 		c->need[c->missing++] = t;
 	}
-	search_close(&s);
+	search_close(s);
+	free(s);
 	return 0;
 }
 
@@ -206,11 +214,16 @@ void cvm_closure_what(const struct cvm_closure_need *m, char *buf, size_t len)
 void cvm_closure_fix(const struct cvm_closure_need *m, const struct cvm_toolkit *tk, char *buf,
 		     size_t len)
 {
-	const char *comp = cvm_closure_os()->component(m->name);
+	const struct cvm_closure_os *os = cvm_closure_os();
+	const char *comp = os->component(m->name), *advice = os->advice ? os->advice(m->name) : NULL;
+	char pkg[128];
 
-	if (comp)
-		snprintf(buf, len, "install the CUDA %d.%d component %s (package %s-%d-%d) into %s",
-			 tk->major, tk->minor, comp, comp, tk->major, tk->minor, tk->display);
+	if (comp) {
+		snprintf(pkg, sizeof(pkg), os->package, comp, tk->major, tk->minor);
+		snprintf(buf, len, "install the CUDA %d.%d component %s (%s) into %s", tk->major,
+			 tk->minor, comp, pkg, tk->display);
+	} else if (advice)
+		snprintf(buf, len, "%s", advice);
 	else if (!strncmp(m->name, "libz.", 5) || !strncmp(m->name, "zlib", 4))
 		snprintf(buf, len, "install zlib (package zlib1g on Debian and Ubuntu, zlib on RHEL)");
 	else
@@ -228,14 +241,15 @@ static void list_missing(const struct cvm_closure *c, struct cvm_strbuf *sb)
 	}
 }
 
-/* The closure of installed version id (STORE/versions/ID/lib). */
+/* The closure of installed version id (STORE/versions/ID/lib, Windows' .../bin). */
 static int version_closure(const struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
 			   struct cvm_closure *c)
 {
 	char dir[4096];
 	int r;
 
-	r = cvm_fmt(dir, sizeof(dir), "%s/versions/%s/lib", ctx->store.path, id);
+	r = cvm_fmt(dir, sizeof(dir), "%s/versions/%s/%s", ctx->store.path, id,
+		    cvm_closure_os()->version_dir);
 	if (r < 0)
 		return r;
 	return cvm_closure_check(ctx->root, dir, tk, c);
@@ -332,5 +346,26 @@ void cvm_closure_doctor(struct cvm_findings *f, const char *root, const struct c
 			if (seen)
 				break;
 		}
+	}
+}
+
+void cvm_closure_doctor_active(struct cvm_findings *f, struct cvm_ctx *ctx, const struct cvm_toolkit *t,
+			       size_t n)
+{
+	char cuda[16], id[256], what[200], fix[512];
+
+	for (size_t i = 0; ctx->store_open && i < n; i++) {
+		struct cvm_closure c;
+		cvm_toolkit_name(&t[i], cuda, sizeof(cuda));
+		if (cvm_active_get(&ctx->store, cuda, id, sizeof(id)) < 0 ||
+		    version_closure(ctx, &t[i], id, &c) < 0)
+			continue;
+		for (size_t j = 0; j < c.missing; j++) {
+			cvm_closure_what(&c.need[j], what, sizeof(what));
+			cvm_closure_fix(&c.need[j], &t[i], fix, sizeof(fix));
+			cvm_findings_problem(f, fix, "%s, active for CUDA %s, cannot load: %s is not "
+					     "found (looked in %s)", cvm_safe(id), cuda, what, c.looked);
+		}
+		cvm_closure_release(&c);
 	}
 }
