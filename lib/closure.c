@@ -43,6 +43,16 @@ static int add_need(struct cvm_closure *c, const char *name, const char *by, boo
 	return 0;
 }
 
+/* path into buf with the platform's separators (a toolkit's folder, as its user writes it). */
+static const char *with_sep(const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", path);
+	for (char *p = buf; *p; p++)
+		if (*p == '/')
+			*p = cvm_closure_os()->sep;
+	return buf;
+}
+
 /* Whether folder/name is a file (a link to one counts, as for the loader). */
 static bool has_file(const char *folder, const char *name)
 {
@@ -117,7 +127,7 @@ static void search_open(struct search *s, const char *root, const char *dir, con
 		s->nhost = os->system_places("", s->host, MAX_PLACES);
 		s->host_cache = os->cache_open("");
 	}
-	snprintf(c->looked, sizeof(c->looked), "%s", shown);
+	with_sep(shown, c->looked, sizeof(c->looked));
 	say_places(c, s->tk, s->ntk);
 	if (s->cache) {
 		snprintf(cache.shown, sizeof(cache.shown), "%s", os->cache_name);
@@ -216,12 +226,12 @@ void cvm_closure_fix(const struct cvm_closure_need *m, const struct cvm_toolkit 
 {
 	const struct cvm_closure_os *os = cvm_closure_os();
 	const char *comp = os->component(m->name), *advice = os->advice ? os->advice(m->name) : NULL;
-	char pkg[128];
+	char pkg[128], where[512];
 
 	if (comp) {
 		snprintf(pkg, sizeof(pkg), os->package, comp, tk->major, tk->minor);
 		snprintf(buf, len, "install the CUDA %d.%d component %s (%s) into %s", tk->major,
-			 tk->minor, comp, pkg, tk->display);
+			 tk->minor, comp, pkg, with_sep(tk->display, where, sizeof(where)));
 	} else if (advice)
 		snprintf(buf, len, "%s", advice);
 	else if (!strncmp(m->name, "libz.", 5) || !strncmp(m->name, "zlib", 4))
@@ -294,7 +304,7 @@ void cvm_closure_warn(const struct cvm_ctx *ctx, const char *cuda, int cuda_majo
 	struct cvm_toolkit *t = NULL;
 	struct cvm_closure c = { 0 };
 	struct cvm_strbuf sb = { 0 };
-	char name[16];
+	char name[16], where[512];
 	size_t n = 0;
 	int k = -1;
 
@@ -313,7 +323,7 @@ void cvm_closure_warn(const struct cvm_ctx *ctx, const char *cuda, int cuda_majo
 		list_missing(&c, &sb);
 		cvm_toolkit_name(&t[k], name, sizeof(name));
 		cvm_warn("CUDA %s (%s) lacks what %s needs to load: %s; 'cudnnvm use' refuses it "
-			 "there until it has them", name, t[k].display, cvm_safe(id),
+			 "there until it has them", name, with_sep(t[k].display, where, sizeof(where)), cvm_safe(id),
 			 sb.buf ? sb.buf : "");
 	}
 out:

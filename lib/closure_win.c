@@ -100,14 +100,19 @@ static int read_dir(const char *dir, struct cvm_closure *c,
 	return r;
 }
 
-/* p[n] = host (a folder), shown as shown, when it is one; the count after. */
+/* p[n] = host (a folder), shown as shown, when it is one and not among p[0..n); the count after. */
 static size_t place(struct cvm_closure_place *p, size_t n, size_t max, const char *host,
 		    const char *shown)
 {
 	struct stat st;
 
-	if (n >= max || stat(host, &st) < 0 || !S_ISDIR(st.st_mode) ||
-	    cvm_fmt(p[n].host, sizeof(p[n].host), "%s", host) < 0)
+	if (n >= max || stat(host, &st) < 0 || !S_ISDIR(st.st_mode))
+		return n;
+	/* System32 is on PATH too: each folder once, where it comes first. */
+	for (size_t i = 0; i < n; i++)
+		if (cvm_winpath_same(p[i].host, host))
+			return n;
+	if (cvm_fmt(p[n].host, sizeof(p[n].host), "%s", host) < 0)
 		return n;
 	snprintf(p[n].shown, sizeof(p[n].shown), "%s", shown);
 	for (char *s = p[n].shown; *s; s++)
@@ -219,6 +224,7 @@ static const struct cvm_closure_os win_os = {
 	.version_dir = "bin",
 	.cache_name = "the API sets",
 	.advice = advice,
+	.sep = '\\',
 };
 
 const struct cvm_closure_os *cvm_closure_os(void)

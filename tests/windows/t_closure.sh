@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# The load closure on Windows (lib/closure_win.c over lib/peinfo.c), sourced
+# by tests/windows/run.sh after t_activate.sh (its registry helpers): fixture
+# DLLs built with mingw that import (cublas64_12.dll) or load by name
+# (nvrtc64_120_0.dll) what a toolkit lacks. use refuses them (exit 4, also
+# with --no-smoke) naming each missing DLL and where it looked, --force
+# activates anyway, doctor names what the active version and a hand copy
+# cannot load with the component that provides it; a DLL found in the
+# toolkit's bin or on the PATH a new program gets counts.
+: "${SYS_KEY:?}" "${USR_KEY:?}" "${MAN:?}"
+
+CL=$TMP/closure
+TKC=$CL/v12.8
+sh "$FIXTURES/mktoolkit-win.sh" "$TKC" 12.8
+export CUDA_PATH_V12_8
+CUDA_PATH_V12_8=$(winpath "$TKC")
+# A stub DLL of the name given, built with mingw into folder DIR.
+stub_dll() { # DIR NAME
+	mkdir -p "$1"
+	printf '__declspec(dllexport) int stub_fn(void) { return 0; }\n' >"$CL/stub.c"
+	"$WIN_CC" -shared -o "$1/$2" "$CL/stub.c"
+}
+# err_is LINE NAME: stderr has LINE as a whole line.
+err_is() {
+	if printf '%s\n' "$ERR" | grep -qxF -- "$1"; then ok "$2"; else not_ok "$2" "no stderr line '$1'" "$(diag_run)"; fi
+}
+# says TEXT NAME: a line of stdout or stderr holds TEXT (doctor's problems and fixes).
+command -v says >/dev/null 2>&1 || says() {
+	if printf '%s\n%s' "$OUT" "$ERR" | grep -qF -- "$1"; then ok "$2"; else not_ok "$2" "no line has '$1'" "$(diag_run)"; fi
+}
+out_is() {
+	if printf '%s\n' "$OUT" | grep -qxF -- "$1"; then ok "$2"; else not_ok "$2" "no stdout line '$1'" "$(diag_run)"; fi
+}
+
+A911=$(sh "$FIXTURES/mkcudnn-win.sh" "$CL/archives" 9.1.1.17 12 --manifest "$MAN" \
+	--needs cudnn_cnn=cublas64_12.dll --loads cudnn_engines_runtime_compiled=nvrtc64_120_0.dll)
+ID911=$(id_of 9.1.1.17 12)
+V911=$(winpath "$STORE/versions/$ID911/bin")
+# What the loader searches, as use and doctor say it: the version's folder, the toolkit's
+# bin, the API sets, System32, the Windows folder, then the PATH's other entries.
+SYSPATH=$(run_win cmd /c echo %SystemRoot% 2>/dev/null | tr -d '\r')
+TKBIN="$CUDA_PATH_V12_8\\bin"
+LOOKED_HEAD="$TKBIN, the API sets, $SYSPATH\\system32, $SYSPATH"
+
+cvm --manifests "$WMAN" install 9.1.1 --cuda 12.8 --archive "$(winpath "$A911")"
+rc_is 0 "closure: install 9.1.1 for CUDA 12.8"
+err_has "warning: CUDA 12.8 ($CUDA_PATH_V12_8) lacks what $ID911 needs to load: cublas64_12.dll (needed by cudnn_cnn64_9.dll), nvrtc64_120_0.dll (loaded by name by cudnn_engines_runtime_compiled64_9.dll); 'cudnnvm use' refuses it there until it has them" \
+	"closure: install warns of what CUDA 12.8 lacks"
+
+P0=$(reg_get "$SYS_KEY" Path)
+for smoke in "" --no-smoke; do
+	cvm use 9.1.1 --cuda 12.8 $smoke
+	rc_is 4 "closure: use ${smoke:+$smoke }of a version whose closure CUDA 12.8 lacks: exit 4"
+	if printf '%s\n' "$ERR" | grep -qF "error: refusing to activate $ID911 for CUDA 12.8: the loader would not find cublas64_12.dll (needed by cudnn_cnn64_9.dll), nvrtc64_120_0.dll (loaded by name by cudnn_engines_runtime_compiled64_9.dll); looked in $V911, $LOOKED_HEAD" &&
+		printf '%s\n' "$ERR" | grep -qF "; nothing changed ('cudnnvm use --force' activates it anyway)"; then
+		ok "closure: use ${smoke:+$smoke }names both DLLs and where it looked"
+	else
+		not_ok "closure: use ${smoke:+$smoke }names both DLLs and where it looked" "$(diag_run)"
+	fi
+	if [ "$(reg_get "$SYS_KEY" Path)" = "$P0" ]; then ok "closure: the refused use left PATH alone"; else not_ok "closure: the refused use left PATH alone"; fi
+done
+out_is "  fix for cublas64_12.dll: install the CUDA 12.8 component cublas (the installer's subpackage cublas_12.8) into $CUDA_PATH_V12_8" \
+	"closure: the fix for cublas64_12.dll names the installer's component"
+out_is "  fix for nvrtc64_120_0.dll: install the CUDA 12.8 component nvrtc (the installer's subpackage nvrtc_12.8) into $CUDA_PATH_V12_8" \
+	"closure: the fix for nvrtc64_120_0.dll names the installer's component"
+
+# cublas64_12.dll in the toolkit's bin: only nvrtc is missing.
+stub_dll "$TKC/bin" cublas64_12.dll
+cvm use 9.1.1 --cuda 12.8 --no-smoke
+rc_is 4 "closure: with the toolkit's cublas64_12.dll, use still refuses (exit 4)"
+if printf '%s' "$ERR" | grep -qF "the loader would not find nvrtc64_120_0.dll (loaded by name by cudnn_engines_runtime_compiled64_9.dll); looked in"; then
+	ok "closure: only nvrtc64_120_0.dll is named"
+else
+	not_ok "closure: only nvrtc64_120_0.dll is named" "$(diag_run)"
+fi
+
+# --force: activated, with the warning; doctor then names what the active version cannot load.
+cvm use 9.1.1 --cuda 12.8 --no-smoke --force
+rc_is 0 "closure: use --force activates it anyway"
+err_has "warning: --force: activating $ID911 for CUDA 12.8 although the loader would not find nvrtc64_120_0.dll (loaded by name by cudnn_engines_runtime_compiled64_9.dll); looked in $V911, $LOOKED_HEAD" \
+	"closure: --force says what is missing as a warning"
+cvm doctor
+rc_is 1 "closure: doctor with an active version that cannot load: exit 1"
+says "$ID911, active for CUDA 12.8, cannot load: nvrtc64_120_0.dll (loaded by name by cudnn_engines_runtime_compiled64_9.dll) is not found (looked in $V911, $LOOKED_HEAD" \
+	"closure: doctor names the active version's missing DLL"
+says "install the CUDA 12.8 component nvrtc (the installer's subpackage nvrtc_12.8) into $CUDA_PATH_V12_8" \
+	"closure: doctor gives the component as the fix"
+
+# nvrtc on the PATH a new program gets (the user's): found there, doctor is clean of it.
+UP0=$(reg_get "$USR_KEY" Path)
+stub_dll "$CL/nvrtc" nvrtc64_120_0.dll
+reg_set "$USR_KEY" Path "${UP0:+$UP0;}$(winpath "$CL/nvrtc")"
+cvm use 9.1.1 --cuda 12.8 --no-smoke
+rc_is 0 "closure: nvrtc64_120_0.dll on the user's PATH: use exits 0"
+cvm doctor
+if printf '%s\n%s' "$OUT" "$ERR" | grep -qF "cannot load"; then
+	not_ok "closure: doctor has no closure problem once the PATH has it" "$(diag_run)"
+else
+	ok "closure: doctor has no closure problem once the PATH has it"
+fi
+reg_set "$USR_KEY" Path "$UP0"
+[ -n "$UP0" ] || reg_del "$USR_KEY" Path
+
+# A hand copy in another toolkit's bin (no cublas there): doctor names it too.
+TKH=$CL/v12.9
+sh "$FIXTURES/mktoolkit-win.sh" "$TKH" 12.9
+export CUDA_PATH_V12_9
+CUDA_PATH_V12_9=$(winpath "$TKH")
+cp "$STORE/versions/$ID911/bin/"*.dll "$TKH/bin/"
+cvm doctor
+rc_is 1 "closure: doctor with a hand copy that cannot load: exit 1"
+says "the cuDNN in $CUDA_PATH_V12_9\\bin cannot load: cublas64_12.dll (needed by cudnn_cnn64_9.dll) is not found" \
+	"closure: doctor names the hand copy's missing import"
+says "install the CUDA 12.9 component cublas (the installer's subpackage cublas_12.9) into $CUDA_PATH_V12_9" \
+	"closure: and the component that provides it"
+rm -f "$TKH/bin/"cudnn*.dll
+unset CUDA_PATH_V12_9 CUDA_PATH_V12_8
