@@ -206,8 +206,9 @@ static const char *component(const char *name)
 static const char *advice(const char *name)
 {
 	if (!strcasecmp(name, "zlibwapi.dll"))
-		return "cudnnvm provides it: 'cudnnvm install' or 'cudnnvm adopt' of the version puts "
-		       "zlibwapi.dll in its bin folder";
+		return "cudnnvm provides it: a version installed with 'cudnnvm install' has it in its "
+		       "bin folder; for a copy of your own, copy the zlibwapi.dll beside cudnnvm.exe "
+		       "into the copy's folder";
 	return NULL;
 }
 

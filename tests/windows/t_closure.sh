@@ -8,7 +8,9 @@
 # with --no-smoke) naming each missing DLL and where it looked, --force
 # activates anyway, doctor names what the active version and a hand copy
 # cannot load with the component that provides it; a DLL found in the
-# toolkit's bin or on the PATH a new program gets counts.
+# toolkit's bin or on the PATH a new program gets counts. Then zlibwapi.dll:
+# install of an 8.9 zip puts the one beside cudnnvm.exe in the version's bin,
+# where a program started after use finds it.
 : "${SYS_KEY:?}" "${USR_KEY:?}" "${MAN:?}"
 
 CL=$TMP/closure
@@ -116,4 +118,65 @@ says "the cuDNN in $CUDA_PATH_V12_9\\bin cannot load: cublas64_12.dll (needed by
 says "install the CUDA 12.9 component cublas (the installer's subpackage cublas_12.9) into $CUDA_PATH_V12_9" \
 	"closure: and the component that provides it"
 rm -f "$TKH/bin/"cudnn*.dll
-unset CUDA_PATH_V12_9 CUDA_PATH_V12_8
+unset CUDA_PATH_V12_9
+
+# ---- zlibwapi.dll: cuDNN 8.3 to 8.x load it; install puts the one beside cudnnvm.exe in the
+# version's bin, recorded like its own files; a program started after use finds it on PATH.
+A897=$(sh "$FIXTURES/mkcudnn-win.sh" "$CL/archives" 8.9.7.29 12 --manifest "$MAN" \
+	--loads cudnn_ops_infer=zlibwapi.dll)
+ID897=$(id_of 8.9.7.29 12)
+V897=$STORE/versions/$ID897
+cvm --manifests "$WMAN" install 8.9.7 --cuda 12.8 --archive "$(winpath "$A897")"
+rc_is 0 "zlibwapi: install 8.9.7 for CUDA 12.8"
+if cmp -s "$V897/bin/zlibwapi.dll" "$(dirname "$EXE")/zlibwapi.dll"; then
+	ok "zlibwapi: the version's bin has the zlibwapi.dll beside cudnnvm.exe"
+else
+	not_ok "zlibwapi: the version's bin has the zlibwapi.dll beside cudnnvm.exe" "$(ls -l "$V897/bin" 2>&1)"
+fi
+if grep -q '  bin/zlibwapi.dll$' "$V897/.cudnnvm/files.sha256" 2>/dev/null &&
+	grep -qF "$(sha256 "$V897/bin/zlibwapi.dll")" "$V897/.cudnnvm/files.sha256"; then
+	ok "zlibwapi: the record lists bin/zlibwapi.dll with its SHA-256"
+else
+	not_ok "zlibwapi: the record lists bin/zlibwapi.dll with its SHA-256" "$(cat "$V897/.cudnnvm/files.sha256" 2>&1)"
+fi
+cvm use 8.9.7 --cuda 12.8 --no-smoke
+rc_is 0 "zlibwapi: use 8.9.7 --cuda 12.8: its closure is whole (zlibwapi.dll in its bin)"
+"$WIN_CC" -O1 -o "$CL/loadz.exe" "$HERE/loadz.c"
+[ -z "$NATIVE" ] && "$WINESERVER" -k 2>/dev/null
+LOADED=$(run_win "$CL/loadz.exe" 2>/dev/null | tr -d '\r')
+if [ "$(printf '%s' "$LOADED" | tr '[:upper:]' '[:lower:]')" = "$(printf '%s\t1.2.13' "$(winpath "$V897/bin/zlibwapi.dll")" | tr '[:upper:]' '[:lower:]')" ]; then
+	ok "zlibwapi: a program started after use loads the version's zlibwapi.dll by name (zlibVersion 1.2.13)"
+else
+	not_ok "zlibwapi: a program started after use loads the version's zlibwapi.dll by name" "got '$LOADED'"
+fi
+cvm verify
+rc_is 0 "zlibwapi: verify passes"
+chmod u+w "$V897/bin/zlibwapi.dll"
+printf 'tampered' >>"$V897/bin/zlibwapi.dll"
+cvm verify
+if [ "$RC" = 3 ] && printf '%s\n%s' "$OUT" "$ERR" | grep -q 'zlibwapi.dll'; then
+	ok "zlibwapi: verify catches a modified zlibwapi.dll (exit 3, named)"
+else
+	not_ok "zlibwapi: verify catches a modified zlibwapi.dll (exit 3, named)" "$(diag_run)"
+fi
+cp "$(dirname "$EXE")/zlibwapi.dll" "$V897/bin/zlibwapi.dll"
+
+# Uninstalled with the version (another one active first; a hand copy then checked).
+cvm use 9.1.1 --cuda 12.8 --no-smoke --force
+# A hand copy of 8.9.7 without it (PATH now names 9.1.1's bin, which has none): doctor names zlibwapi.dll and where to get it.
+cp "$V897/bin/"cudnn*.dll "$TKH/bin/"
+export CUDA_PATH_V12_9
+CUDA_PATH_V12_9=$(winpath "$TKH")
+cvm doctor
+rc_is 1 "zlibwapi: doctor with a hand copy of 8.9.7 without zlibwapi.dll: exit 1"
+says "the cuDNN in $CUDA_PATH_V12_9\\bin cannot load: zlibwapi.dll (loaded by name by cudnn_ops_infer64_8.dll) is not found" \
+	"zlibwapi: doctor names the hand copy's missing zlibwapi.dll"
+says "cudnnvm provides it: a version installed with 'cudnnvm install' has it in its bin folder; for a copy of your own, copy the zlibwapi.dll beside cudnnvm.exe into the copy's folder" \
+	"zlibwapi: doctor's fix says where to get it"
+rm -f "$TKH/bin/"cudnn*.dll
+unset CUDA_PATH_V12_9
+
+cvm uninstall 8.9.7 --cuda 12.x
+rc_is 0 "zlibwapi: uninstall 8.9.7"
+is_absent "$V897/bin/zlibwapi.dll" "zlibwapi: its zlibwapi.dll is gone with it"
+unset CUDA_PATH_V12_8
