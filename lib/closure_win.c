@@ -206,9 +206,9 @@ static const char *component(const char *name)
 static const char *advice(const char *name)
 {
 	if (!strcasecmp(name, "zlibwapi.dll"))
-		return "cudnnvm provides it: a version installed with 'cudnnvm install' has it in its "
-		       "bin folder; for a copy of your own, copy the zlibwapi.dll beside cudnnvm.exe "
-		       "into the copy's folder";
+		return "cudnnvm provides it: 'cudnnvm adopt' makes a copy in a toolkit a version "
+		       "with it in its bin folder ('cudnnvm install' puts it in every version that "
+		       "loads it); or copy the zlibwapi.dll beside cudnnvm.exe into the DLLs' folder";
 	return NULL;
 }
 

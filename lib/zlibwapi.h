@@ -6,7 +6,7 @@
  * zlibwapi.dll for the Windows releases that load it (cuDNN 8.3 to 8.x,
  * docs/cudnn-facts.md): the build ships one beside cudnnvm.exe (zlib,
  * cross-built from Debian's source, named so: x64 has one calling
- * convention), and install puts a copy in the version's bin folder, where
+ * convention), and install and adopt put a copy in the version's bin folder, where
  * the activated PATH finds it, listed in the version's record like its own
  * files (verify checks it, uninstall removes it with the version).
  */

@@ -163,20 +163,33 @@ cp "$(dirname "$EXE")/zlibwapi.dll" "$V897/bin/zlibwapi.dll"
 
 # Uninstalled with the version (another one active first; a hand copy then checked).
 cvm use 9.1.1 --cuda 12.8 --no-smoke --force
-# A hand copy of 8.9.7 without it (PATH now names 9.1.1's bin, which has none): doctor names zlibwapi.dll and where to get it.
-cp "$V897/bin/"cudnn*.dll "$TKH/bin/"
+# A hand copy of 8.9.7 without it (PATH now names 9.1.1's bin, which has none): doctor
+# names zlibwapi.dll and where to get it; adopt then makes it a version that has it.
+rm -rf "$CL/hand" && mkdir -p "$CL/hand" && (cd "$CL/hand" && unzip -q "$A897")
+HAND=$(echo "$CL"/hand/*/)
+cp "$HAND"bin/*.dll "$TKH/bin/" && cp "$HAND"include/*.h "$TKH/include/" && cp "$HAND"lib/x64/*.lib "$TKH/lib/x64/"
 export CUDA_PATH_V12_9
 CUDA_PATH_V12_9=$(winpath "$TKH")
 cvm doctor
 rc_is 1 "zlibwapi: doctor with a hand copy of 8.9.7 without zlibwapi.dll: exit 1"
 says "the cuDNN in $CUDA_PATH_V12_9\\bin cannot load: zlibwapi.dll (loaded by name by cudnn_ops_infer64_8.dll) is not found" \
 	"zlibwapi: doctor names the hand copy's missing zlibwapi.dll"
-says "cudnnvm provides it: a version installed with 'cudnnvm install' has it in its bin folder; for a copy of your own, copy the zlibwapi.dll beside cudnnvm.exe into the copy's folder" \
+says "cudnnvm provides it: 'cudnnvm adopt' makes a copy in a toolkit a version with it in its bin folder ('cudnnvm install' puts it in every version that loads it); or copy the zlibwapi.dll beside cudnnvm.exe into the DLLs' folder" \
 	"zlibwapi: doctor's fix says where to get it"
-rm -f "$TKH/bin/"cudnn*.dll
-unset CUDA_PATH_V12_9
-
 cvm uninstall 8.9.7 --cuda 12.x
 rc_is 0 "zlibwapi: uninstall 8.9.7"
 is_absent "$V897/bin/zlibwapi.dll" "zlibwapi: its zlibwapi.dll is gone with it"
-unset CUDA_PATH_V12_8
+IDH=8.9.7-cuda12-windows-x86_64
+cvm adopt --cuda 12.9
+rc_is 0 "zlibwapi: adopt --cuda 12.9 of the hand copy"
+if cmp -s "$STORE/versions/$IDH/bin/zlibwapi.dll" "$(dirname "$EXE")/zlibwapi.dll" &&
+	grep -q '  bin/zlibwapi.dll$' "$STORE/versions/$IDH/.cudnnvm/files.sha256"; then
+	ok "zlibwapi: the adopted version has zlibwapi.dll, recorded"
+else
+	not_ok "zlibwapi: the adopted version has zlibwapi.dll, recorded" "$(ls -l "$STORE/versions/$IDH/bin" 2>&1)"
+fi
+cvm verify
+rc_is 0 "zlibwapi: verify passes with the adopted version"
+cvm uninstall "$IDH" --force
+rc_is 0 "zlibwapi: uninstall --force of the adopted version"
+unset CUDA_PATH_V12_9 CUDA_PATH_V12_8
