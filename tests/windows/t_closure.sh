@@ -179,6 +179,20 @@ says "cudnnvm provides it: 'cudnnvm adopt' makes a copy in a toolkit a version w
 cvm uninstall 8.9.7 --cuda 12.x
 rc_is 0 "zlibwapi: uninstall 8.9.7"
 is_absent "$V897/bin/zlibwapi.dll" "zlibwapi: its zlibwapi.dll is gone with it"
+# A cudnnvm.exe with no zlibwapi.dll beside it: install says what the version lacks, and
+# use refuses it for that (exit 4) with the fix.
+mkdir -p "$CL/bare"
+cp "$EXE" "$CL/bare/cudnnvm.exe"
+EXE=$CL/bare/cudnnvm.exe cvm --manifests "$WMAN" install 8.9.7 --cuda 12.8 --archive "$(winpath "$A897")"
+rc_is 0 "zlibwapi: install by a cudnnvm.exe without zlibwapi.dll beside it: exit 0"
+err_is "cudnnvm: warning: $ID897 needs zlibwapi.dll at run time and none is beside cudnnvm (this build has none): put one on PATH" \
+	"zlibwapi: install warns that none is beside cudnnvm.exe"
+is_absent "$V897/bin/zlibwapi.dll" "zlibwapi: the version has none"
+cvm use 8.9.7 --cuda 12.8 --no-smoke
+rc_is 4 "zlibwapi: use of a version without zlibwapi.dll: exit 4"
+err_has "the loader would not find zlibwapi.dll (loaded by name by cudnn_ops_infer64_8.dll); looked in $(winpath "$V897/bin"), $LOOKED_HEAD" \
+	"zlibwapi: use names zlibwapi.dll and where it looked"
+cvm uninstall 8.9.7 --cuda 12.x
 IDH=8.9.7-cuda12-windows-x86_64
 cvm adopt --cuda 12.9
 rc_is 0 "zlibwapi: adopt --cuda 12.9 of the hand copy"
