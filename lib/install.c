@@ -1033,6 +1033,13 @@ static int plan_checked(struct install_run *run)
 		r = check_content(-1, in, NULL, &run->tree);
 	if (r == 0)
 		r = plan_install(run->ctx, in, in->archive, run->hashed);
+	if (r == 0 && CVM_WINDOWS && run->tree.windows && cvm_zlibwapi_needed(&run->tree.header)) {
+		char shown[4096];
+		snprintf(shown, sizeof(shown), "%s/versions/%s/bin/zlibwapi.dll", run->ctx->store.display,
+			 in->id);
+		cvm_plan_describe(&run->ctx->plan, "create", shown, NULL, "(beside cudnnvm: cuDNN 8.3 to "
+				  "8.x load it)");
+	}
 	return r;
 }
 

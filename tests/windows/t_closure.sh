@@ -126,6 +126,14 @@ A897=$(sh "$FIXTURES/mkcudnn-win.sh" "$CL/archives" 8.9.7.29 12 --manifest "$MAN
 	--loads cudnn_ops_infer=zlibwapi.dll)
 ID897=$(id_of 8.9.7.29 12)
 V897=$STORE/versions/$ID897
+cvm --manifests "$WMAN" install 8.9.7 --cuda 12.8 --archive "$(winpath "$A897")" --dry-run
+rc_is 0 "zlibwapi: install --dry-run of 8.9.7"
+if printf '%s\n' "$OUT" | grep -qF "$ID897/bin/zlibwapi.dll (beside cudnnvm: cuDNN 8.3 to 8.x load it)"; then
+	ok "zlibwapi: install --dry-run says it would put zlibwapi.dll in the version's bin"
+else
+	not_ok "zlibwapi: install --dry-run says it would put zlibwapi.dll in the version's bin" "$(diag_run)"
+fi
+is_absent "$V897" "zlibwapi: install --dry-run made nothing"
 cvm --manifests "$WMAN" install 8.9.7 --cuda 12.8 --archive "$(winpath "$A897")"
 rc_is 0 "zlibwapi: install 8.9.7 for CUDA 12.8"
 if cmp -s "$V897/bin/zlibwapi.dll" "$(dirname "$EXE")/zlibwapi.dll"; then
