@@ -75,6 +75,10 @@ COMMON_SRCS := $(addprefix lib/,activate.c alloc.c archive.c bundle.c cache.c cc
 	select.c smoke_conv.c smoke_verdict.c smokelog.c store.c toolkit.c trust.c update.c version.c xz.c)
 # Framework truth (frameworks.h): what a Python environment's frameworks need.
 COMMON_SRCS += lib/frameworks.c lib/frameworks_check.c
+# The PE reader (peinfo.h): the closure's Windows part, built on Linux too for its tests and fuzzing.
+COMMON_SRCS += lib/peinfo.c
+# zlibwapi.dll into the Windows versions that load it (zlibwapi.h).
+COMMON_SRCS += lib/zlibwapi.c
 LINUX_SRCS := compat/compat_posix.c $(addprefix lib/,activate_linux.c closure_linux.c confine.c doctor_linux.c \
 	dynlib.c elfinfo.c fetch_curl.c proc.c procmap_linux.c sha256_openssl.c smoke_child.c smoke_linux.c)
 WIN_SRCS := compat/compat_win32.c $(addprefix lib/,closure_win.c doctor_win.c fetch_winhttp.c proc_win.c \

@@ -66,6 +66,9 @@ int cvm_os_user(char *buf, size_t len);
 /* The machine (uname's: x86_64, aarch64, ...; "x86_64" on 64-bit Windows). */
 int cvm_machine(char *buf, size_t len);
 
+/* This program's own file, UTF-8 (/proc/self/exe / GetModuleFileNameW). */
+int cvm_self_exe(char *buf, size_t len);
+
 /* The path fd was opened as (/proc/self/fd / GetFinalPathNameByHandleW). */
 int cvm_fd_path(int fd, char *buf, size_t len);
 

@@ -87,6 +87,18 @@ int cvm_machine(char *buf, size_t len)
 	return snprintf(buf, len, "%s", u.machine) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
+int cvm_self_exe(char *buf, size_t len)
+{
+	ssize_t k = readlink("/proc/self/exe", buf, len);
+
+	if (k < 0)
+		return -errno;
+	if ((size_t)k >= len)
+		return -ENAMETOOLONG;
+	buf[k] = '\0';
+	return 0;
+}
+
 int cvm_fd_path(int fd, char *buf, size_t len)
 {
 	char link[64];

@@ -1488,6 +1488,19 @@ int cvm_machine(char *buf, size_t len)
 	return snprintf(buf, len, "%s", m) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
+int cvm_self_exe(char *buf, size_t len)
+{
+	wchar_t *w = malloc(32768 * sizeof(*w));
+	char *s = NULL;
+	int r = -ENOMEM;
+
+	if (w && GetModuleFileNameW(NULL, w, 32768) && (s = cvm_utf8(w)))
+		r = snprintf(buf, len, "%s", s) >= (int)len ? -ENAMETOOLONG : 0;
+	free(w);
+	free(s);
+	return r;
+}
+
 int cvm_fd_path(int fd, char *buf, size_t len)
 {
 	HANDLE h = fd_handle(fd);

@@ -20,7 +20,8 @@
 #include "out.h"
 #include "store.h"
 
-#define MAX_PLACES 16
+/* Windows' system places are its PATH's entries: a few dozen. */
+#define MAX_PLACES 64
 
 static int add_need(struct cvm_closure *c, const char *name, const char *by, bool by_name)
 {
@@ -40,6 +41,16 @@ static int add_need(struct cvm_closure *c, const char *name, const char *by, boo
 	m->by_name = by_name;
 	m->toolkit = cvm_closure_os()->component(name) != NULL;
 	return 0;
+}
+
+/* path into buf with the platform's separators (a toolkit's folder, as its user writes it). */
+static const char *with_sep(const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", path);
+	for (char *p = buf; *p; p++)
+		if (*p == '/')
+			*p = cvm_closure_os()->sep;
+	return buf;
 }
 
 /* Whether folder/name is a file (a link to one counts, as for the loader). */
@@ -116,10 +127,10 @@ static void search_open(struct search *s, const char *root, const char *dir, con
 		s->nhost = os->system_places("", s->host, MAX_PLACES);
 		s->host_cache = os->cache_open("");
 	}
-	snprintf(c->looked, sizeof(c->looked), "%s", shown);
+	with_sep(shown, c->looked, sizeof(c->looked));
 	say_places(c, s->tk, s->ntk);
 	if (s->cache) {
-		snprintf(cache.shown, sizeof(cache.shown), "the loader cache");
+		snprintf(cache.shown, sizeof(cache.shown), "%s", os->cache_name);
 		say_places(c, &cache, 1);
 	}
 	say_places(c, s->sys, s->nsys);
@@ -170,24 +181,31 @@ int cvm_closure_check(const char *root, const char *dir, const struct cvm_toolki
 {
 	const struct cvm_closure_os *os = cvm_closure_os();
 	struct cvm_closure_need t;
-	struct search s;
+	struct search *s;
 	int r;
 
 	memset(c, 0, sizeof(*c));
 	r = os->read(dir, c, add_need);
 	if (r < 0)
 		return r;
-	search_open(&s, root, dir, inside(root, dir), tk, c);
+	/* Three lists of places: too large for a stack. */
+	s = malloc(sizeof(*s));
+	if (!s) {
+		cvm_closure_release(c);
+		return -ENOMEM;
+	}
+	search_open(s, root, dir, inside(root, dir), tk, c);
 	/* The missing ones first, each in the order found. */
 	for (size_t i = 0; i < c->n; i++) {
-		if (search_find(&s, &c->need[i]))
+		if (search_find(s, &c->need[i]))
 			continue;
 		t = c->need[i];
 		memmove(&c->need[c->missing + 1], &c->need[c->missing],
 			(i - c->missing) * sizeof(t));
 		c->need[c->missing++] = t;
 	}
-	search_close(&s);
+	search_close(s);
+	free(s);
 	return 0;
 }
 
@@ -206,11 +224,16 @@ void cvm_closure_what(const struct cvm_closure_need *m, char *buf, size_t len)
 void cvm_closure_fix(const struct cvm_closure_need *m, const struct cvm_toolkit *tk, char *buf,
 		     size_t len)
 {
-	const char *comp = cvm_closure_os()->component(m->name);
+	const struct cvm_closure_os *os = cvm_closure_os();
+	const char *comp = os->component(m->name), *advice = os->advice ? os->advice(m->name) : NULL;
+	char pkg[128], where[512];
 
-	if (comp)
-		snprintf(buf, len, "install the CUDA %d.%d component %s (package %s-%d-%d) into %s",
-			 tk->major, tk->minor, comp, comp, tk->major, tk->minor, tk->display);
+	if (comp) {
+		snprintf(pkg, sizeof(pkg), os->package, comp, tk->major, tk->minor);
+		snprintf(buf, len, "install the CUDA %d.%d component %s (%s) into %s", tk->major,
+			 tk->minor, comp, pkg, with_sep(tk->display, where, sizeof(where)));
+	} else if (advice)
+		snprintf(buf, len, "%s", advice);
 	else if (!strncmp(m->name, "libz.", 5) || !strncmp(m->name, "zlib", 4))
 		snprintf(buf, len, "install zlib (package zlib1g on Debian and Ubuntu, zlib on RHEL)");
 	else
@@ -228,14 +251,15 @@ static void list_missing(const struct cvm_closure *c, struct cvm_strbuf *sb)
 	}
 }
 
-/* The closure of installed version id (STORE/versions/ID/lib). */
+/* The closure of installed version id (STORE/versions/ID/lib, Windows' .../bin). */
 static int version_closure(const struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *id,
 			   struct cvm_closure *c)
 {
 	char dir[4096];
 	int r;
 
-	r = cvm_fmt(dir, sizeof(dir), "%s/versions/%s/lib", ctx->store.path, id);
+	r = cvm_fmt(dir, sizeof(dir), "%s/versions/%s/%s", ctx->store.path, id,
+		    cvm_closure_os()->version_dir);
 	if (r < 0)
 		return r;
 	return cvm_closure_check(ctx->root, dir, tk, c);
@@ -280,7 +304,7 @@ void cvm_closure_warn(const struct cvm_ctx *ctx, const char *cuda, int cuda_majo
 	struct cvm_toolkit *t = NULL;
 	struct cvm_closure c = { 0 };
 	struct cvm_strbuf sb = { 0 };
-	char name[16];
+	char name[16], where[512];
 	size_t n = 0;
 	int k = -1;
 
@@ -299,7 +323,7 @@ void cvm_closure_warn(const struct cvm_ctx *ctx, const char *cuda, int cuda_majo
 		list_missing(&c, &sb);
 		cvm_toolkit_name(&t[k], name, sizeof(name));
 		cvm_warn("CUDA %s (%s) lacks what %s needs to load: %s; 'cudnnvm use' refuses it "
-			 "there until it has them", name, t[k].display, cvm_safe(id),
+			 "there until it has them", name, with_sep(t[k].display, where, sizeof(where)), cvm_safe(id),
 			 sb.buf ? sb.buf : "");
 	}
 out:
@@ -332,5 +356,26 @@ void cvm_closure_doctor(struct cvm_findings *f, const char *root, const struct c
 			if (seen)
 				break;
 		}
+	}
+}
+
+void cvm_closure_doctor_active(struct cvm_findings *f, struct cvm_ctx *ctx, const struct cvm_toolkit *t,
+			       size_t n)
+{
+	char cuda[16], id[256], what[200], fix[512];
+
+	for (size_t i = 0; ctx->store_open && i < n; i++) {
+		struct cvm_closure c;
+		cvm_toolkit_name(&t[i], cuda, sizeof(cuda));
+		if (cvm_active_get(&ctx->store, cuda, id, sizeof(id)) < 0 ||
+		    version_closure(ctx, &t[i], id, &c) < 0)
+			continue;
+		for (size_t j = 0; j < c.missing; j++) {
+			cvm_closure_what(&c.need[j], what, sizeof(what));
+			cvm_closure_fix(&c.need[j], &t[i], fix, sizeof(fix));
+			cvm_findings_problem(f, fix, "%s, active for CUDA %s, cannot load: %s is not "
+					     "found (looked in %s)", cvm_safe(id), cuda, what, c.looked);
+		}
+		cvm_closure_release(&c);
 	}
 }

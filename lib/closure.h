@@ -12,7 +12,8 @@
  * (libc, libstdc++, libz) is looked for on the host when the root has no
  * C library at all (a --root made for tests or an image). The
  * resolving is closure.c's, once; what a file needs and where a system
- * looks is the platform's (closure_linux.c; Windows: closure_win.c).
+ * looks is the platform's (closure_linux.c: ELF, ld.so; closure_win.c: PE,
+ * the DLL search order).
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -83,6 +84,14 @@ struct cvm_findings;
 void cvm_closure_doctor(struct cvm_findings *f, const char *root, const struct cvm_toolkit *t,
 			size_t n);
 
+/*
+ * doctor's, where an active version is not in the toolkit's folders
+ * (Windows: a PATH entry names it): a problem per library the version
+ * active for each toolkit needs and the loader would not find.
+ */
+void cvm_closure_doctor_active(struct cvm_findings *f, struct cvm_ctx *ctx, const struct cvm_toolkit *t,
+			       size_t n);
+
 /* ---- the platform's part (closure_linux.c, closure_win.c) */
 
 /* A folder the loader looks in: its host path, and as seen inside the root. */
@@ -111,6 +120,16 @@ struct cvm_closure_os {
 	void (*cache_close)(void *cache);
 	/* Whether the name is a CUDA toolkit library, and its component ("cuda-nvrtc"), or NULL. */
 	const char *(*component)(const char *name);
+	/* A component's package, printf of (component, major, minor): "package %s-%d-%d". */
+	const char *package;
+	/* The folder of an installed version its libraries are in: "lib", "bin". */
+	const char *version_dir;
+	/* The cache_open's name in messages: "the loader cache". */
+	const char *cache_name;
+	/* The fix of a library that is no toolkit's, when the platform knows one; NULL otherwise. */
+	const char *(*advice)(const char *name);
+	/* The folder separator of messages: a folder cudnnvm made is told with it. */
+	char sep;
 };
 
 const struct cvm_closure_os *cvm_closure_os(void);

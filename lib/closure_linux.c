@@ -265,6 +265,10 @@ static const struct cvm_closure_os linux_os = {
 	.cache_has = cache_has,
 	.cache_close = cache_close,
 	.component = component,
+	.package = "package %s-%d-%d",
+	.version_dir = "lib",
+	.cache_name = "the loader cache",
+	.sep = '/',
 };
 
 const struct cvm_closure_os *cvm_closure_os(void)

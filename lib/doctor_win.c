@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include "activate.h"
+#include "closure.h"
 #include "compat.h"
 #include "doctor.h"
 #include "doctor_os.h"
@@ -279,24 +280,6 @@ static void consider_each(struct cvm_doctor_report *rp, const char *base, const 
 		closedir(d);
 }
 
-/* One of the system folders: System32 (GetSystemDirectory) or the Windows folder. */
-static int system_dir(bool windows, char *buf, size_t len)
-{
-	wchar_t w[MAX_PATH + 1];
-	UINT n = windows ? GetWindowsDirectoryW(w, MAX_PATH + 1) : GetSystemDirectoryW(w, MAX_PATH + 1);
-	char *s;
-	int r;
-
-	if (!n || n > MAX_PATH)
-		return -ENOENT;
-	s = cvm_utf8(w);
-	if (!s)
-		return -ENOMEM;
-	r = cvm_fmt(buf, len, "%s", s);
-	free(s);
-	return r;
-}
-
 /* Whether one of the k hits so far is the file real (a folder on PATH twice, a junction's target). */
 static bool seen(const struct hit *v, size_t k, const char *real)
 {
@@ -323,9 +306,9 @@ static int search(const char *path, const char *name, struct hit **out, size_t *
 
 	*out = NULL;
 	*n = 0;
-	if (system_dir(false, sys[0], LEN) < 0)
+	if (cvm_winenv_system_dir(false, sys[0], LEN) < 0)
 		sys[0][0] = '\0';
-	if (system_dir(true, sys[2], LEN) < 0 || cvm_fmt(sys[1], LEN, "%s\\System", sys[2]) < 0)
+	if (cvm_winenv_system_dir(true, sys[2], LEN) < 0 || cvm_fmt(sys[1], LEN, "%s\\System", sys[2]) < 0)
 		sys[1][0] = sys[2][0] = '\0';
 	/* Three system folders and at most one hit per entry. */
 	cap = 3 + 1;
@@ -699,7 +682,7 @@ static void read_driver(char *out, size_t len)
 	unsigned v[4];
 
 	out[0] = '\0';
-	if (system_dir(false, dir, sizeof(dir)) < 0 ||
+	if (cvm_winenv_system_dir(false, dir, sizeof(dir)) < 0 ||
 	    cvm_fmt(path, sizeof(path), "%s\\nvcuda.dll", dir) < 0 || file_version(path, v) < 0)
 		return;
 	snprintf(text, sizeof(text), "%u.%u.%u.%u", v[0], v[1], v[2], v[3]);
@@ -750,9 +733,9 @@ static void find_copies(struct cvm_doctor_report *rp, const struct cvm_toolkit *
 		    !main_dll(dir, NULL) && cvm_fmt(dir, sizeof(dir), "%s/include", t[i].path) == 0)
 			consider_headers(rp, dir, where);
 	}
-	if (system_dir(false, dir, sizeof(dir)) == 0)
+	if (cvm_winenv_system_dir(false, dir, sizeof(dir)) == 0)
 		consider(rp, dir, "System32");
-	if (system_dir(true, dir, sizeof(dir)) == 0) {
+	if (cvm_winenv_system_dir(true, dir, sizeof(dir)) == 0) {
 		consider(rp, dir, "Windows folder");
 		if (cvm_fmt(dir + strlen(dir), sizeof(dir) - strlen(dir), "\\System") == 0)
 			consider(rp, dir, "System folder");
@@ -859,9 +842,9 @@ static void intro(struct cvm_doctor_report *rp, size_t nt, cvm_json *json)
 static void end(struct cvm_doctor_report *rp, const struct cvm_toolkit *t, size_t nt,
 		cvm_json *json)
 {
-	(void)t;
-	(void)nt;
 	(void)json;
+	/* The active versions are PATH entries, not in the toolkits' folders doctor.c's check reads. */
+	cvm_closure_doctor_active(&rp->f, rp->ctx, t, nt);
 	check_processes(rp);
 }
 

@@ -19,6 +19,7 @@
 #include "bundle.h"
 #include "cache.h"
 #include "closure.h"
+#include "compat.h"
 #include "config.h"
 #include "confine.h"
 #include "cudnn.h"
@@ -42,6 +43,7 @@
 #include "select.h"
 #include "store.h"
 #include "toolkit.h"
+#include "zlibwapi.h"
 
 
 static void on_hash(void *arg, uint64_t n)
@@ -1031,6 +1033,13 @@ static int plan_checked(struct install_run *run)
 		r = check_content(-1, in, NULL, &run->tree);
 	if (r == 0)
 		r = plan_install(run->ctx, in, in->archive, run->hashed);
+	if (r == 0 && CVM_WINDOWS && run->tree.windows && cvm_zlibwapi_needed(&run->tree.header)) {
+		char shown[4096];
+		snprintf(shown, sizeof(shown), "%s/versions/%s/bin/zlibwapi.dll", run->ctx->store.display,
+			 in->id);
+		cvm_plan_describe(&run->ctx->plan, "create", shown, NULL, "(beside cudnnvm: cuDNN 8.3 to "
+				  "8.x load it)");
+	}
 	return r;
 }
 
@@ -1103,6 +1112,9 @@ static int check_staged(struct install_run *run)
 	int r;
 
 	r = check_content(run->sfd, run->in, run->staged, &run->tree);
+	/* cuDNN 8.3 to 8.x on Windows loads zlibwapi.dll: the exe's own goes with the version. */
+	if (r == 0 && CVM_WINDOWS && run->tree.windows && cvm_zlibwapi_needed(&run->tree.header))
+		r = cvm_zlibwapi_place(run->sfd, run->in->id, &run->x.files);
 	if (r == 0 && !run->tree.windows)
 		r = check_release(run->sfd, run->in);
 	if (r == 0 && !run->tree.windows)

@@ -297,20 +297,6 @@ int cvm_smoke_child(int argc, char **argv)
 
 /* ------------------------------------------------------------ the parent */
 
-/* Our own exe, for the child (UTF-8). */
-static int self_exe(char *buf, size_t len)
-{
-	wchar_t *w = malloc(32768 * sizeof(*w));
-	char *s = NULL;
-	int r = -ENOMEM;
-
-	if (w && GetModuleFileNameW(NULL, w, 32768) && (s = cvm_utf8(w)))
-		r = cvm_fmt(buf, len, "%s", s);
-	free(w);
-	free(s);
-	return r;
-}
-
 /* A path's folder (its last '/' or '\' cut off), into buf. */
 static void folder_of(const char *path, char *buf, size_t len)
 {
@@ -364,7 +350,7 @@ static void why_there(const char *got, const char *want, const char *what, const
 		utf8_path(w, sys, sizeof(sys));
 	if (GetWindowsDirectoryW(w, MAX_PATH))
 		utf8_path(w, win, sizeof(win));
-	if (self_exe(exe, sizeof(exe)) == 0)
+	if (cvm_self_exe(exe, sizeof(exe)) == 0)
 		folder_of(exe, exe, sizeof(exe));
 	if (exe[0] && same_object(got, exe))
 		snprintf(why, len, "it lies beside cudnnvm.exe, where Windows looks first");
@@ -439,7 +425,7 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 	int r = -CVM_E_SMOKE;
 
 	/* Windows guards files with ACLs, not owners: trust.h has nothing to check here yet. */
-	if (self_exe(exe, sizeof(exe)) < 0)
+	if (cvm_self_exe(exe, sizeof(exe)) < 0)
 		return -ENOMEM;
 	folder_of(lib, dir, sizeof(dir));
 	res = calloc(1, sizeof(*res));
@@ -575,7 +561,7 @@ static int child_env(struct cvm_smoke_check *sc, char **argv)
 		return cvm_err(r, "smoke test: cannot read PATH from the registry: %s", cvm_strerror(-r));
 	r = cvm_fmt(tkbin, sizeof(tkbin), "%s/bin", sc->tk->path);
 	if (r == 0)
-		r = (c->cpath = child_path(c->fresh, tkbin)) ? self_exe(c->exe, sizeof(c->exe)) : -ENOMEM;
+		r = (c->cpath = child_path(c->fresh, tkbin)) ? cvm_self_exe(c->exe, sizeof(c->exe)) : -ENOMEM;
 	return r;
 }
 

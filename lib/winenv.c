@@ -11,6 +11,7 @@
 #include <windows.h>
 
 #include "compat.h"
+#include "fsutil.h"
 #include "out.h"
 #include "winenv.h"
 
@@ -376,5 +377,22 @@ int cvm_winenv_fresh_path(char **out)
 	free(sys);
 	free(usr);
 	free(all);
+	return r;
+}
+
+int cvm_winenv_system_dir(bool windows, char *buf, size_t len)
+{
+	wchar_t w[MAX_PATH + 1];
+	UINT n = windows ? GetWindowsDirectoryW(w, MAX_PATH + 1) : GetSystemDirectoryW(w, MAX_PATH + 1);
+	char *s;
+	int r;
+
+	if (!n || n > MAX_PATH)
+		return -ENOENT;
+	s = cvm_utf8(w);
+	if (!s)
+		return -ENOMEM;
+	r = cvm_fmt(buf, len, "%s", s);
+	free(s);
 	return r;
 }

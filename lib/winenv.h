@@ -50,6 +50,9 @@ void cvm_winenv_broadcast(void);
  */
 int cvm_winenv_fresh_path(char **out);
 
+/* One of the system folders, UTF-8: System32 (GetSystemDirectory) or the Windows folder. */
+int cvm_winenv_system_dir(bool windows, char *buf, size_t len);
+
 /* Whether a and b name the same folder by Windows' rules (no file system access). */
 bool cvm_winpath_same(const char *a, const char *b);
 

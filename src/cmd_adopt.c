@@ -38,6 +38,7 @@
 #include "compat.h"
 #include "store.h"
 #include "trust.h"
+#include "zlibwapi.h"
 
 /*
  * The cuDNN objects found in the toolkit's folders: names[i] ("include/cudnn.h",
@@ -646,6 +647,12 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const s
 	if (r < 0) {
 		r = cvm_err(r, "cannot read the libraries in '%s': %s", cvm_safe(lib), cvm_strerror(-r));
 		goto out;
+	}
+	/* cuDNN 8.3 to 8.x on Windows loads zlibwapi.dll, which a hand copy seldom has. */
+	if (CVM_WINDOWS && tree.windows && cvm_zlibwapi_needed(v)) {
+		r = cvm_zlibwapi_place(sfd, id, &files);
+		if (r < 0)
+			goto out;
 	}
 	snprintf(from, sizeof(from), "adopted from %s", tk->display);
 	rec.id = (char *)id;

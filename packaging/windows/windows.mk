@@ -54,7 +54,20 @@ WIN_UNIT := $(addprefix $(WIN_O)/tests/,test_alloc.exe test_compat.exe test_entr
 windows: $(WIN_DEPS_STAMP)
 	$(Q)$(MAKE) --no-print-directory windows-exe
 
-windows-exe: $(WIN_O)/cudnnvm.exe $(WIN_UNIT) $(WIN_O)/cudnnvm-test.exe
+windows-exe: $(WIN_O)/cudnnvm.exe $(WIN_O)/zlibwapi.dll $(WIN_UNIT) $(WIN_O)/cudnnvm-test.exe
+
+# zlibwapi.dll, shipped beside cudnnvm.exe: cuDNN 8.3 to 8.x load it, and install puts a copy
+# in each such version (lib/zlibwapi.h). It is the zlib cudnnvm.exe links, as a DLL with all of
+# zlib's functions exported under their own names (x64 has one calling convention, so WinImage's
+# zlibwapi and zlib's own DLL export the same).
+ifeq ($(NATIVE),1)
+WIN_ZLIB_A = $(shell pkg-config --variable=libdir zlib)/libz.a
+else
+WIN_ZLIB_A = $(WIN_DEPS)/lib/libz.a
+endif
+$(WIN_O)/zlibwapi.dll: $(WIN_DEPS_STAMP) | $(WIN_O)
+	$(call quiet,LINK,$@)$(WIN_CC) -shared -s -static-libgcc -o $@ -Wl,--whole-archive $(WIN_ZLIB_A) \
+		-Wl,--no-whole-archive -Wl,--export-all-symbols -Wl,--no-insert-timestamp
 
 # The test build (crash points compiled in, as make CVM_TEST=1 on Linux):
 # the same sources into $(WIN_O)/test/, for check-windows only.

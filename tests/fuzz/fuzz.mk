@@ -14,7 +14,7 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FUZZ_SMOKE_SECONDS ?= 3
-FUZZ_NAMES := version entry pin manifest archive elf
+FUZZ_NAMES := version entry pin manifest archive elf pe
 
 FUZZ_DIR := $(O)/fuzz
 FUZZ_SAN := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
@@ -33,6 +33,8 @@ FUZZ_OPTS_manifest := -max_len=16384 -dict=tests/fuzz/manifest.dict
 FUZZ_OPTS_archive := -max_len=32768
 # ELF: the seeds are small shared libraries (some kB) with a fatbin section.
 FUZZ_OPTS_elf := -max_len=32768
+# PE: the seeds are small mingw-built DLLs (some kB) and a PE32+ image made byte by byte.
+FUZZ_OPTS_pe := -max_len=65536
 
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(@D)

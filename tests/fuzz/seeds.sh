@@ -174,3 +174,47 @@ if ${CC:-cc} -O1 -shared -fPIC -Wl,-soname,libcudnn_cnn.so.9 -Wl,--strip-debug -
 else
 	printf '\177ELF\002\001\001' >"$out/elf/header"
 fi
+
+# PE (fuzz_pe): DLLs built with mingw-w64 when it is here (an import,
+# LoadLibrary names in ASCII and UTF-16), and always a PE32+ image made byte
+# by byte (the one tests/unit/test_peinfo.c makes), which also has the
+# delay-load table GNU ld leaves empty.
+rm -rf "$out/pe"
+mkdir -p "$out/pe"
+wcc=${WIN_CC:-x86_64-w64-mingw32-gcc}
+if command -v "$wcc" >/dev/null 2>&1; then
+	printf '__declspec(dllexport) int dep_fn(void) { return 1; }\n' >"$work/dep.c"
+	cat >"$work/top.c" <<'C'
+#include <windows.h>
+__declspec(dllimport) int dep_fn(void);
+__declspec(dllexport) int top_fn(void)
+{
+	return dep_fn() + !!LoadLibraryA("zlibwapi.dll") + !!LoadLibraryW(L"nvrtc64_120_0.dll") +
+	       !!LoadLibraryA("cublasLt64_12.dll");
+}
+C
+	(cd "$work" && "$wcc" -shared -O1 -s -o dep.dll dep.c -Wl,--out-implib,libdep.a &&
+		"$wcc" -shared -O1 -s -o "$out/pe/top.dll" top.c -L. -ldep) >/dev/null 2>&1 || :
+	cp "$work/dep.dll" "$out/pe/dep.dll" 2>/dev/null || :
+fi
+python3 - "$out/pe/made.dll" <<'PY'
+import struct, sys
+b = bytearray(0x400)
+b[0:2] = b"MZ"; struct.pack_into("<I", b, 0x3c, 0x40)
+b[0x40:0x44] = b"PE\0\0"; struct.pack_into("<HHIIIHH", b, 0x44, 0x8664, 1, 0, 0, 0, 0xf0, 0x2022)
+o = 0x58
+struct.pack_into("<H", b, o, 0x20b); struct.pack_into("<Q", b, o + 24, 0x180000000)
+struct.pack_into("<I", b, o + 60, 0x200); struct.pack_into("<I", b, o + 108, 16)
+struct.pack_into("<II", b, o + 120, 0x1000, 60); struct.pack_into("<II", b, o + 216, 0x1080, 64)
+s = 0x148
+b[s:s + 6] = b".rdata"; struct.pack_into("<IIII", b, s + 8, 0x200, 0x1000, 0x200, 0x200)
+at = lambda rva: 0x200 + rva - 0x1000
+struct.pack_into("<I", b, at(0x1000) + 12, 0x1100); struct.pack_into("<I", b, at(0x1014) + 12, 0x1110)
+struct.pack_into("<II", b, at(0x1080), 1, 0x1120)
+for rva, name in ((0x1100, b"KERNEL32.dll"), (0x1110, b"cudart64_12.dll"), (0x1120, b"cublasLt64_12.dll"),
+                  (0x1141, b"zlibwapi.dll")):
+    b[at(rva):at(rva) + len(name)] = name
+w = "nvrtc64_120_0.dll".encode("utf-16-le")
+b[at(0x1160):at(0x1160) + len(w)] = w
+open(sys.argv[1], "wb").write(b)
+PY

@@ -38,7 +38,7 @@ static void unit_tmp_remove(void)
  * soname SONAME, linked with the libraries extra names (quoted paths, or "").
  * 0 or -1.
  */
-static int unit_build_so(const char *path, const char *soname, const char *src, const char *extra)
+static inline int unit_build_so(const char *path, const char *soname, const char *src, const char *extra)
 {
 	char c[512], cmd[3072];
 	FILE *f;

@@ -413,6 +413,10 @@ source "$HERE/t_names.sh"
 # shellcheck source=t_habits.sh
 source "$HERE/t_habits.sh"
 
+# ---- the load closure: imports and LoadLibrary names a toolkit lacks (tests/windows/t_closure.sh)
+# shellcheck source=t_closure.sh
+source "$HERE/t_closure.sh"
+
 # ---- export, then uninstall
 cvm export "$ID91" "$(winpath "$TMP/bundle.cvm")"
 rc_is 0 "export $ID91 to a bundle"
