@@ -5,6 +5,7 @@
  * platform's part (closure_linux.c, closure_win.c); and what use, install
  * and doctor say of it.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -176,6 +177,56 @@ static const char *inside(const char *root, const char *dir)
 	return n && !strncmp(dir, root, n) && dir[n] == '/' ? dir + n : dir;
 }
 
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The cuDNN libraries of dir, sorted (so that each need is told as of the same file every time). */
+static int list_dir(const struct cvm_closure_os *os, const char *dir, char ***names, size_t *n)
+{
+	struct dirent *de;
+	size_t cap = 0;
+	DIR *d = NULL;
+	int r;
+
+	*names = NULL;
+	*n = 0;
+	r = cvm_opendir_at(AT_FDCWD, dir, 0, &d);
+	while (r == 0 && (de = readdir(d))) {
+		if (!os->is_lib(de->d_name))
+			continue;
+		if (CVM_GROW(*names, *n + 1, cap) < 0 || !((*names)[*n] = strdup(de->d_name)))
+			r = -ENOMEM;
+		else
+			(*n)++;
+	}
+	if (d)
+		closedir(d);
+	if (*n)
+		qsort(*names, *n, sizeof(**names), by_name);
+	return r;
+}
+
+/* Each library of dir, its needs added to c. 0 or -errno. */
+static int read_dir(const struct cvm_closure_os *os, const char *dir, struct cvm_closure *c)
+{
+	char **names = NULL, path[4096];
+	size_t n = 0;
+	int r = list_dir(os, dir, &names, &n);
+
+	for (size_t k = 0; r == 0 && k < n; k++) {
+		if (cvm_fmt(path, sizeof(path), "%s/%s", dir, names[k]) < 0)
+			continue;
+		r = os->needs(path, names[k], c, add_need);
+		if (r == 0)
+			c->nlibs++;
+		r = r > 0 ? 0 : r;
+	}
+	cvm_strv_free(names, n);
+	return r;
+}
+
 int cvm_closure_check(const char *root, const char *dir, const struct cvm_toolkit *tk,
 		      struct cvm_closure *c)
 {
@@ -185,7 +236,7 @@ int cvm_closure_check(const char *root, const char *dir, const struct cvm_toolki
 	int r;
 
 	memset(c, 0, sizeof(*c));
-	r = os->read(dir, c, add_need);
+	r = read_dir(os, dir, c);
 	if (r < 0)
 		return r;
 	/* Three lists of places: too large for a stack. */

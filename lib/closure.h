@@ -103,12 +103,16 @@ struct cvm_closure_place {
 struct cvm_closure_os {
 	/* The C library every program loads ("libc.so.6"): a root without it is no system. */
 	const char *libc;
+	/* Whether a file of a version's folder is a cuDNN library the loader opens (Linux: the
+	 * soname links, libcudnn*.so.N; Windows: cudnn*.dll). */
+	bool (*is_lib)(const char *name);
 	/*
-	 * Each cuDNN library file of dir the loader would open (Linux: the
-	 * soname links, lib*.so.N), with its needs added through add. 0 or -errno.
+	 * The needs of the library at path (by: its name), each through add: what
+	 * it links (NEEDED, imports) and the names it loads (by_name). 0; 1 when
+	 * it cannot be read as a library (left out); or add's error.
 	 */
-	int (*read)(const char *dir, struct cvm_closure *c,
-		    int (*add)(struct cvm_closure *c, const char *name, const char *by, bool by_name));
+	int (*needs)(const char *path, const char *by, struct cvm_closure *c,
+		     int (*add)(struct cvm_closure *c, const char *name, const char *by, bool by_name));
 	/* The folders searched after dir and before the cache, in order (the toolkit's). */
 	size_t (*toolkit_places)(const struct cvm_toolkit *tk, struct cvm_closure_place *p, size_t max);
 	/* The system folders under root ("" host), in the loader's order. */

@@ -5,7 +5,6 @@
  * loader cache ROOT/etc/ld.so.cache read as a file (glibc's format, every
  * offset checked), and the system folders ld.so searches by default.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -51,60 +50,22 @@ static bool soname_file(const char *n)
 	return true;
 }
 
-static int by_name(const void *a, const void *b)
+/* The needs of one library: its DT_NEEDED entries and the names it hands dlopen. */
+static int needs(const char *path, const char *by, struct cvm_closure *c,
+		 int (*add)(struct cvm_closure *c, const char *name, const char *by, bool by_name))
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
+	struct cvm_elf_info *e = malloc(sizeof(*e));
+	int r = 0;
 
-/* The soname files of dir, sorted (so that each need is told as of the same file every time). */
-static int list_dir(const char *dir, char ***names, size_t *n)
-{
-	struct dirent *de;
-	size_t cap = 0;
-	DIR *d = NULL;
-	int r;
-
-	*names = NULL;
-	*n = 0;
-	r = cvm_opendir_at(AT_FDCWD, dir, 0, &d);
-	while (r == 0 && (de = readdir(d))) {
-		if (!soname_file(de->d_name))
-			continue;
-		if (CVM_GROW(*names, *n + 1, cap) < 0 || !((*names)[*n] = strdup(de->d_name)))
-			r = -ENOMEM;
-		else
-			(*n)++;
-	}
-	if (d)
-		closedir(d);
-	if (*n)
-		qsort(*names, *n, sizeof(**names), by_name);
-	return r;
-}
-
-static int read_dir(const char *dir, struct cvm_closure *c,
-		    int (*add)(struct cvm_closure *c, const char *name, const char *by, bool by_name))
-{
-	struct cvm_elf_info *e = NULL;
-	char **names = NULL, path[4096];
-	size_t n = 0;
-	int r;
-
-	r = list_dir(dir, &names, &n);
-	if (r == 0 && !(e = malloc(sizeof(*e))))
-		r = -ENOMEM;
-	for (size_t k = 0; r == 0 && k < n; k++) {
-		if (cvm_fmt(path, sizeof(path), "%s/%s", dir, names[k]) < 0 ||
-		    cvm_elf_read_deps(AT_FDCWD, path, probes, sizeof(probes) / sizeof(*probes) - 1, e) < 0)
-			continue;
-		c->nlibs++;
-		for (size_t i = 0; i < e->nneeded && r == 0; i++)
-			r = add(c, e->needed[i], names[k], false);
-		for (size_t i = 0; i < e->nloads && r == 0; i++)
-			r = add(c, e->loads[i], names[k], true);
-	}
+	if (!e)
+		return -ENOMEM;
+	if (cvm_elf_read_deps(AT_FDCWD, path, probes, sizeof(probes) / sizeof(*probes) - 1, e) < 0)
+		r = 1;
+	for (size_t i = 0; r == 0 && i < e->nneeded; i++)
+		r = add(c, e->needed[i], by, false);
+	for (size_t i = 0; r == 0 && i < e->nloads; i++)
+		r = add(c, e->loads[i], by, true);
 	free(e);
-	cvm_strv_free(names, n);
 	return r;
 }
 
@@ -258,7 +219,8 @@ static const char *component(const char *name)
 
 static const struct cvm_closure_os linux_os = {
 	.libc = "libc.so.6",
-	.read = read_dir,
+	.is_lib = soname_file,
+	.needs = needs,
 	.toolkit_places = toolkit_places,
 	.system_places = system_places,
 	.cache_open = cache_open,

@@ -8,7 +8,6 @@
  * registry (winenv.c). The API sets (api-ms-win-*, ext-ms-*) are no files:
  * the loader maps them itself, so they are always found.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -40,63 +39,25 @@ static bool cudnn_dll(const char *n)
 	return !strncasecmp(n, "cudnn", 5) && len > 4 && !strcasecmp(n + len - 4, ".dll");
 }
 
-static int by_name(const void *a, const void *b)
+/* The needs of one DLL: its imports, its delay-load imports and the names it loads. */
+static int needs(const char *path, const char *by, struct cvm_closure *c,
+		 int (*add)(struct cvm_closure *c, const char *name, const char *by, bool by_name))
 {
-	return strcasecmp(*(char *const *)a, *(char *const *)b);
-}
+	struct cvm_pe_info *e = malloc(sizeof(*e));
+	int r = 0;
 
-/* The cuDNN DLLs of dir, sorted (each need told as of the same file every time). */
-static int list_dir(const char *dir, char ***names, size_t *n)
-{
-	struct dirent *de;
-	size_t cap = 0;
-	DIR *d = NULL;
-	int r;
-
-	*names = NULL;
-	*n = 0;
-	r = cvm_opendir_at(AT_FDCWD, dir, 0, &d);
-	while (r == 0 && (de = readdir(d))) {
-		if (!cudnn_dll(de->d_name))
-			continue;
-		if (CVM_GROW(*names, *n + 1, cap) < 0 || !((*names)[*n] = strdup(de->d_name)))
-			r = -ENOMEM;
-		else
-			(*n)++;
-	}
-	if (d)
-		closedir(d);
-	if (*n)
-		qsort(*names, *n, sizeof(**names), by_name);
-	return r;
-}
-
-static int read_dir(const char *dir, struct cvm_closure *c,
-		    int (*add)(struct cvm_closure *c, const char *name, const char *by, bool by_name))
-{
-	struct cvm_pe_info *e = NULL;
-	char **names = NULL, path[4096];
-	size_t n = 0;
-	int r;
-
-	r = list_dir(dir, &names, &n);
-	if (r == 0 && !(e = malloc(sizeof(*e))))
-		r = -ENOMEM;
-	for (size_t k = 0; r == 0 && k < n; k++) {
-		if (cvm_fmt(path, sizeof(path), "%s/%s", dir, names[k]) < 0 ||
-		    cvm_pe_read_at(AT_FDCWD, path, probes, sizeof(probes) / sizeof(*probes), e) < 0)
-			continue;
-		c->nlibs++;
-		for (size_t i = 0; i < e->nimports && r == 0; i++)
-			r = add(c, e->imports[i], names[k], false);
-		/* A delay-load import is loaded at its first call: as needed as the others. */
-		for (size_t i = 0; i < e->ndelay && r == 0; i++)
-			r = add(c, e->delay[i], names[k], false);
-		for (size_t i = 0; i < e->nloads && r == 0; i++)
-			r = add(c, e->loads[i], names[k], true);
-	}
+	if (!e)
+		return -ENOMEM;
+	if (cvm_pe_read_at(AT_FDCWD, path, probes, sizeof(probes) / sizeof(*probes), e) < 0)
+		r = 1;
+	for (size_t i = 0; r == 0 && i < e->nimports; i++)
+		r = add(c, e->imports[i], by, false);
+	/* A delay-load import is loaded at its first call: as needed as the others. */
+	for (size_t i = 0; r == 0 && i < e->ndelay; i++)
+		r = add(c, e->delay[i], by, false);
+	for (size_t i = 0; r == 0 && i < e->nloads; i++)
+		r = add(c, e->loads[i], by, true);
 	free(e);
-	cvm_strv_free(names, n);
 	return r;
 }
 
@@ -214,7 +175,8 @@ static const char *advice(const char *name)
 
 static const struct cvm_closure_os win_os = {
 	.libc = "kernel32.dll",
-	.read = read_dir,
+	.is_lib = cudnn_dll,
+	.needs = needs,
 	.toolkit_places = toolkit_places,
 	.system_places = system_places,
 	.cache_open = api_sets,
