@@ -1160,12 +1160,12 @@ static int write_record(struct install_run *run)
  */
 static void long_paths_warn(const struct install_run *run)
 {
-	size_t base = strlen(run->ctx->store.path) + strlen("/versions/") + strlen(run->in->id) + 1;
-	size_t n = 0, longest = 0;
+	size_t base, n = 0, longest = 0;
 	const char *which = NULL;
 
 	if (!CVM_WINDOWS)
 		return;
+	base = strlen(run->ctx->store.path) + strlen("/versions/") + strlen(run->in->id) + 1;
 	for (size_t i = 0; i < run->x.files.n; i++) {
 		size_t len = base + strlen(run->x.files.v[i].path);
 		if (len < 260)
