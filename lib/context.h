@@ -22,6 +22,7 @@ struct cvm_ctx {
 	struct cvm_plan plan;		/* --dry-run, and what it described (store.plan points here) */
 	struct cvm_store store;		/* opened (and locked) per the command's flags */
 	bool store_open;
+	bool embedded;			/* in another program (the Slurm plugin): no cudnnvm option to offer */
 };
 
 #endif

@@ -273,10 +273,12 @@ int cvm_select_check_smoke(struct cvm_ctx *ctx, const char *cmd, const char *id,
 			 when, cvm_safe(l.reason[0] ? l.reason : "no reason recorded"));
 		return 0;
 	}
+	/* Inside another program (a Slurm job) there is no --force to pass: another version is the way. */
 	return cvm_err(-CVM_E_SMOKE, "%s: cuDNN %s failed its last smoke test (%s%s%s): %s; fix it "
-		       "and run 'cudnnvm smoke' again, or pass --force", cmd, id, when,
+		       "and run 'cudnnvm smoke' again, or %s", cmd, id, when,
 		       l.toolkit[0] ? ", CUDA " : "", l.toolkit,
-		       cvm_safe(l.reason[0] ? l.reason : "no reason recorded"));
+		       cvm_safe(l.reason[0] ? l.reason : "no reason recorded"),
+		       ctx->embedded ? "ask for another version" : "pass --force");
 }
 
 int cvm_select_version(struct cvm_ctx *ctx, const char *spec, const char *cuda, char *id,

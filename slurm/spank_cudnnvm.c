@@ -176,7 +176,7 @@ static int pin_spec(char *spec, size_t len)
  */
 static int apply(spank_t sp, const char *want)
 {
-	struct cvm_ctx ctx = { .root = conf.root, .lock_timeout = -1 };
+	struct cvm_ctx ctx = { .root = conf.root, .lock_timeout = -1, .embedded = true };
 	const struct cvm_env_var *v;
 	char spec[SPEC_MAX], path[PATH_MAX], display[PATH_MAX], id[160], dir[PATH_MAX];
 	char old[PATH_MAX * 4], val[PATH_MAX * 5];

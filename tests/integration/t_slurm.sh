@@ -266,6 +266,9 @@ run_job srun --cudnn=8.9.7 printenv
 assert_rc 1 "srun --cudnn=8.9.7 (its last smoke test failed): the job fails"
 assert_err_contains "cudnnvm: error: --cudnn: cuDNN $ID897 failed its last smoke test" \
 	"srun: the refusal names the version and why"
+assert_err_contains "fix it and run 'cudnnvm smoke' again, or ask for another version" \
+	"srun: the fix is one a job can take (no --force, which srun has not)"
+assert_err_lacks "--force" "srun: no --force offered"
 assert_out_lacks "CUDNN_PATH" "srun: the command never ran"
 rm -f "$STORE/smoke/$ID897.json"
 
