@@ -45,17 +45,23 @@ static const char RULE_MAJOR[] = "same major";
  *   cuDNN 9.x, and vice versa".
  * - CTranslate2 4.5.0's release notes (github.com/OpenNMT/CTranslate2/releases/tag/v4.5.0):
  *   "now supports CUDNN 9 and is no longer compatible with CUDNN 8"; 3.0 to 4.4 are cuDNN 8.
+ * - CuPy's upgrade guide (docs.cupy.dev/en/latest/upgrade.html, "CuPy v14"): "CuPy v14 no
+ *   longer supports cuDNN"; major 0 in a row: from there on it uses none (not listed). Its
+ *   earlier releases load cuDNN optionally and publish no pin: "no pin known".
  */
 static const struct table_row {
 	const char *name;	/* normalised distribution name */
 	const char *from;	/* the first version of the row */
-	int major;
+	int major;		/* 0: from this version on it uses no cuDNN */
 	const char *source;
 } table[] = {
 	{ "onnxruntime-gpu", "1.19", 9, "ONNX Runtime's CUDA EP requirements: 1.19+ use cuDNN 9.x" },
 	{ "onnxruntime-gpu", "1.7", 8, "ONNX Runtime's CUDA EP requirements: 1.7-1.18 use cuDNN 8.x" },
 	{ "ctranslate2", "4.5", 9, "CTranslate2 4.5.0 release notes: cuDNN 9, not 8" },
 	{ "ctranslate2", "3.0", 8, "CTranslate2 3.0-4.4: cuDNN 8" },
+	{ "cupy-cuda11x", "14", 0, "CuPy v14 dropped cuDNN" },
+	{ "cupy-cuda12x", "14", 0, "CuPy v14 dropped cuDNN" },
+	{ "cupy-cuda13x", "14", 0, "CuPy v14 dropped cuDNN" },
 };
 
 /* Distributions that use cuDNN when they are GPU builds: said as "no pin known" without one. */
@@ -363,7 +369,8 @@ static void tf_build_info(int sitefd, struct cvm_fw *f)
 }
 
 /* The table's row for a framework with no pin. */
-static void from_table(struct cvm_fw *f)
+/* f's need by the table; false when the table says f uses no cuDNN (from that version on). */
+static bool from_table(struct cvm_fw *f)
 {
 	struct cvm_version have, from;
 	bool star;
@@ -375,12 +382,15 @@ static void from_table(struct cvm_fw *f)
 		lenient_version(table[i].from, &from, &star);
 		if (cvm_version_cmp(&have, &from) < 0)
 			continue;
+		if (!table[i].major)
+			return false;
 		f->major = table[i].major;
 		f->rule = RULE_MAJOR;
 		snprintf(f->requires, sizeof(f->requires), "cuDNN %d.x (%s)", table[i].major,
 			 table[i].source);
-		return;
+		return true;
 	}
+	return true;
 }
 
 /*
@@ -455,8 +465,8 @@ static int dist_info(struct cvm_pyenv *e, int sitefd, const char *site, const ch
 	}
 	if (!strncmp(f.name, "tensorflow", 10) || !strcmp(f.name, "tf-nightly"))
 		tf_build_info(sitefd, &f);
-	if (!f.major)
-		from_table(&f);
+	if (!f.major && !from_table(&f))
+		return 0;
 	if (!f.major && !is_known(f.name))
 		return 0;
 	return add_fw(e, &f);

@@ -107,6 +107,8 @@ dist "$SITE" onnxruntime_gpu 1.18.0
 VD=/opt/envd
 venv "$ROOT$VD"
 dist "$SITE" onnxruntime_gpu 1.6.0
+dist "$SITE" cupy_cuda12x 13.3.0
+dist "$SITE" cupy_cuda13x 14.0.0
 # E: TensorFlow's build_info, no pin; F: ONNX Runtime 1.19 by the table; both with a script.
 VE=/opt/enve
 venv "$ROOT$VE"
@@ -119,11 +121,12 @@ dist "$SITE" ctranslate2 3.24.0
 cvm --json doctor --python "$VD/bin/python3" --python "$VE/bin/python3"
 assert_json '[(f["name"], f["requires"], f["needs"], f["rule"], f["problem"]) for f in d["frameworks"]] == [
  ("onnxruntime-gpu", None, None, None, None),
+ ("cupy-cuda12x", None, None, None, None),
  ("tensorflow", "build_info cudnn_version 8", "cuDNN 8.x", "same major",
   "tensorflow 2.15.0 (/opt/enve/bin/python3) needs cuDNN 8.x (build_info cudnn_version 8) and finds no cuDNN 8"),
  ("ctranslate2", "cuDNN 8.x (CTranslate2 3.0-4.4: cuDNN 8)", "cuDNN 8.x", "same major",
   "ctranslate2 3.24.0 (/opt/enve/bin/python3) needs cuDNN 8.x (cuDNN 8.x (CTranslate2 3.0-4.4: cuDNN 8)) and finds no cuDNN 8")]' \
-	"doctor --python twice: ONNX Runtime 1.6 (no pin known), TensorFlow's build_info and CTranslate2 by the table, neither finding a cuDNN 8"
+	"doctor --python twice: ONNX Runtime 1.6 and CuPy 13 (no pin known; CuPy 14 uses no cuDNN: not listed), TensorFlow's build_info and CTranslate2 by the table, neither finding a cuDNN 8"
 assert_rc 1 "... exit 1"
 assert_json '{"what": "onnxruntime-gpu 1.6.0 in '"$VD"'/bin/python3", "why": "it publishes no cuDNN pin and cudnnvm'"'"'s table has no entry for it (no pin known)"} in d["not_checked"]' \
 	"... the one with no pin known is said as not checked"
