@@ -179,14 +179,10 @@ static void test_hostile(void)
 static int mingw_dll(const char *name, const char *src, const char *extra)
 {
 	char c[400], cmd[1400];
-	FILE *f;
 
 	snprintf(c, sizeof(c), "%s/%s.c", unit_tmp, name);
-	f = fopen(c, "w");
-	if (!f)
+	if (unit_write(c, src) < 0)
 		return -1;
-	fputs(src, f);
-	fclose(f);
 	snprintf(cmd, sizeof(cmd), "cd '%s' && x86_64-w64-mingw32-gcc -shared -O1 -o %s.dll %s.c "
 		 "-Wl,--out-implib,lib%s.a %s", unit_tmp, name, name, name, extra);
 	return system(cmd) == 0 ? 0 : -1;

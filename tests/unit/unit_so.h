@@ -33,6 +33,17 @@ static void unit_tmp_remove(void)
 		printf("# cannot remove %s\n", unit_tmp);
 }
 
+/* file written with text: 0, or -1. */
+static inline int unit_write(const char *file, const char *text)
+{
+	FILE *f = fopen(file, "w");
+
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f) == 0 ? 0 : -1;
+}
+
 /*
  * unit_tmp/PATH (its folder made) from C source src: a shared library with
  * soname SONAME, linked with the libraries extra names (quoted paths, or "").
@@ -41,7 +52,6 @@ static void unit_tmp_remove(void)
 static inline int unit_build_so(const char *path, const char *soname, const char *src, const char *extra)
 {
 	char c[512], cmd[3072];
-	FILE *f;
 
 	snprintf(cmd, sizeof(cmd), "mkdir -p \"$(dirname '%s/%s')\"", unit_tmp, path);
 	if (system(cmd) != 0)
@@ -51,11 +61,8 @@ static inline int unit_build_so(const char *path, const char *soname, const char
 	for (char *s = c + strlen(unit_tmp) + 1; *s; s++)
 		if (*s == '/')
 			*s = '_';
-	f = fopen(c, "w");
-	if (!f)
+	if (unit_write(c, src) < 0)
 		return -1;
-	fputs(src, f);
-	fclose(f);
 	snprintf(cmd, sizeof(cmd), "${CC:-cc} -O1 -shared -fPIC -Wl,-soname,%s -o '%s/%s' '%s' "
 		 "-Wl,--no-as-needed %s", soname, unit_tmp, path, c, extra);
 	return system(cmd) == 0 ? 0 : -1;
