@@ -409,13 +409,14 @@ source "$HERE/t_frameworks.sh"
 # shellcheck source=t_names.sh
 source "$HERE/t_names.sh"
 
+# ---- the load closure: imports and LoadLibrary names a toolkit lacks (tests/windows/t_closure.sh);
+# before t_habits, whose 33,000-character machine PATH wine 8 does not give back whole
+# shellcheck source=t_closure.sh
+source "$HERE/t_closure.sh"
+
 # ---- the Windows habits: exec's command line, messages (tests/windows/t_habits.sh)
 # shellcheck source=t_habits.sh
 source "$HERE/t_habits.sh"
-
-# ---- the load closure: imports and LoadLibrary names a toolkit lacks (tests/windows/t_closure.sh)
-# shellcheck source=t_closure.sh
-source "$HERE/t_closure.sh"
 
 # ---- export, then uninstall
 cvm export "$ID91" "$(winpath "$TMP/bundle.cvm")"
