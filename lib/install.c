@@ -1033,7 +1033,7 @@ static int plan_checked(struct install_run *run)
 		r = check_content(-1, in, NULL, &run->tree);
 	if (r == 0)
 		r = plan_install(run->ctx, in, in->archive, run->hashed);
-	if (r == 0 && CVM_WINDOWS && run->tree.windows && cvm_zlibwapi_needed(&run->tree.header)) {
+	if (r == 0 && cvm_zlibwapi_needed(run->tree.windows, &run->tree.header)) {
 		char shown[4096];
 		snprintf(shown, sizeof(shown), "%s/versions/%s/bin/zlibwapi.dll", run->ctx->store.display,
 			 in->id);
@@ -1113,7 +1113,7 @@ static int check_staged(struct install_run *run)
 
 	r = check_content(run->sfd, run->in, run->staged, &run->tree);
 	/* cuDNN 8.3 to 8.x on Windows loads zlibwapi.dll: the exe's own goes with the version. */
-	if (r == 0 && CVM_WINDOWS && run->tree.windows && cvm_zlibwapi_needed(&run->tree.header))
+	if (r == 0 && cvm_zlibwapi_needed(run->tree.windows, &run->tree.header))
 		r = cvm_zlibwapi_place(run->sfd, run->in->id, &run->x.files);
 	if (r == 0 && !run->tree.windows)
 		r = check_release(run->sfd, run->in);

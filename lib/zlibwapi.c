@@ -18,9 +18,9 @@
 #define DLL "zlibwapi.dll"
 #define MAX_DLL (16u << 20)	/* zlib's DLL is some 100 kB */
 
-bool cvm_zlibwapi_needed(const struct cvm_version *v)
+bool cvm_zlibwapi_needed(bool windows, const struct cvm_version *v)
 {
-	return v->part[0] == 8 && v->part[1] >= 3;
+	return CVM_WINDOWS && windows && v->part[0] == 8 && v->part[1] >= 3;
 }
 
 /* DLL beside this program into path[len]. */

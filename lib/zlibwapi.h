@@ -15,8 +15,11 @@
 #include "record.h"
 #include "version.h"
 
-/* Whether a Windows release of version v loads zlibwapi.dll. */
-bool cvm_zlibwapi_needed(const struct cvm_version *v);
+/*
+ * Whether cudnnvm, on Windows, puts zlibwapi.dll in a version: a Windows
+ * tree (windows) of cuDNN 8.3 to 8.x (v), which loads it at run time.
+ */
+bool cvm_zlibwapi_needed(bool windows, const struct cvm_version *v);
 
 /*
  * Copies zlibwapi.dll from beside this program into bin/ of the version

@@ -649,7 +649,7 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const s
 		goto out;
 	}
 	/* cuDNN 8.3 to 8.x on Windows loads zlibwapi.dll, which a hand copy seldom has. */
-	if (CVM_WINDOWS && tree.windows && cvm_zlibwapi_needed(v)) {
+	if (cvm_zlibwapi_needed(tree.windows, v)) {
 		r = cvm_zlibwapi_place(sfd, id, &files);
 		if (r < 0)
 			goto out;
