@@ -16,6 +16,7 @@
 #include "digest.h"
 #include "error.h"
 #include "fsutil.h"
+#include "le.h"
 #include "out.h"
 #include "xz.h"
 
@@ -246,21 +247,6 @@ static ssize_t read_head(int fd, const struct cvm_archive_opts *o, unsigned char
  * two disagree installs one thing and shows a checker another: it is
  * refused, as is a folder entry carrying data (a reader drops the data).
  */
-static uint16_t le16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t le32(const unsigned char *p)
-{
-	return (uint32_t)le16(p) | (uint32_t)le16(p + 2) << 16;
-}
-
-static uint64_t le64(const unsigned char *p)
-{
-	return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32;
-}
-
 struct zip_entry {
 	const unsigned char *name;
 	size_t nlen;
@@ -273,21 +259,21 @@ struct zip_entry {
 static void zip64_extra(const unsigned char *x, size_t len, struct zip_entry *z)
 {
 	while (len >= 4) {
-		size_t n = le16(x + 2);
+		size_t n = cvm_le16(x + 2);
 		const unsigned char *p = x + 4, *end = x + 4 + n;
 		if (n > len - 4)
 			return;
-		if (le16(x) == 1) {
+		if (cvm_le16(x) == 1) {
 			if (z->usize == 0xffffffff && p + 8 <= end) {
-				z->usize = le64(p);
+				z->usize = cvm_le64(p);
 				p += 8;
 			}
 			if (z->csize == 0xffffffff && p + 8 <= end) {
-				z->csize = le64(p);
+				z->csize = cvm_le64(p);
 				p += 8;
 			}
 			if (z->offset == 0xffffffff && p + 8 <= end)
-				z->offset = le64(p);
+				z->offset = cvm_le64(p);
 			return;
 		}
 		x = end;
@@ -319,10 +305,10 @@ static int zip_local(int fd, const char *name, const struct zip_entry *c)
 	size_t n, x;
 	int r = 0;
 
-	if (cvm_pread(fd, h, sizeof(h), c->offset) != (ssize_t)sizeof(h) || le32(h) != 0x04034b50)
+	if (cvm_pread(fd, h, sizeof(h), c->offset) != (ssize_t)sizeof(h) || cvm_le32(h) != 0x04034b50)
 		return zip_bad(name, c, "has no local header where the central directory says");
-	n = le16(h + 26);
-	x = le16(h + 28);
+	n = cvm_le16(h + 26);
+	x = cvm_le16(h + 28);
 	lname = malloc(n + x + 1);
 	if (!lname)
 		return -ENOMEM;
@@ -330,11 +316,11 @@ static int zip_local(int fd, const char *name, const struct zip_entry *c)
 		r = zip_bad(name, c, "has a local header cut short");
 		goto out;
 	}
-	l.flags = le16(h + 6);
-	l.method = le16(h + 8);
-	l.crc = le32(h + 14);
-	l.csize = le32(h + 18);
-	l.usize = le32(h + 22);
+	l.flags = cvm_le16(h + 6);
+	l.method = cvm_le16(h + 8);
+	l.crc = cvm_le32(h + 14);
+	l.csize = cvm_le32(h + 18);
+	l.usize = cvm_le32(h + 22);
 	zip64_extra(lname + n, x, &l);
 	if (n != c->nlen || memcmp(lname, c->name, n)) {
 		char other[1024];
@@ -370,25 +356,25 @@ static int zip_directory(int fd, uint64_t size, uint64_t *off, uint64_t *len, ui
 	if (!tail || n < 22 || cvm_pread(fd, tail, n, size - n) != (ssize_t)n)
 		goto out;
 	for (i = n - 22 + 1; i-- > 0;)
-		if (le32(tail + i) == 0x06054b50)
+		if (cvm_le32(tail + i) == 0x06054b50)
 			break;
 	if (i == (size_t)-1)
 		goto out;
-	*count = le16(tail + i + 10);
-	*len = le32(tail + i + 12);
-	*off = le32(tail + i + 16);
+	*count = cvm_le16(tail + i + 10);
+	*len = cvm_le32(tail + i + 12);
+	*off = cvm_le32(tail + i + 16);
 	r = 0;
 	if (*count != 0xffff && *len != 0xffffffff && *off != 0xffffffff)
 		goto out;
 	/* ZIP64: the locator just before the end record says where its own end record is. */
 	r = -CVM_E_CORRUPT;
-	if (i < 20 || le32(tail + i - 20) != 0x07064b50 ||
-	    cvm_pread(fd, z64, sizeof(z64), le64(tail + i - 12)) != (ssize_t)sizeof(z64) ||
-	    le32(z64) != 0x06064b50)
+	if (i < 20 || cvm_le32(tail + i - 20) != 0x07064b50 ||
+	    cvm_pread(fd, z64, sizeof(z64), cvm_le64(tail + i - 12)) != (ssize_t)sizeof(z64) ||
+	    cvm_le32(z64) != 0x06064b50)
 		goto out;
-	*count = le64(z64 + 32);
-	*len = le64(z64 + 40);
-	*off = le64(z64 + 48);
+	*count = cvm_le64(z64 + 32);
+	*len = cvm_le64(z64 + 40);
+	*off = cvm_le64(z64 + 48);
 	r = 0;
 out:
 	free(tail);
@@ -427,23 +413,23 @@ static int zip_check(int fd, const char *name, uint64_t size)
 	for (i = 0; i < count && r == 0; i++) {
 		struct zip_entry c = { 0 };
 		size_t n, x, k;
-		if (len - at < 46 || le32(cd + at) != 0x02014b50)
+		if (len - at < 46 || cvm_le32(cd + at) != 0x02014b50)
 			break;	/* libarchive's to say */
-		n = le16(cd + at + 28);
-		x = le16(cd + at + 30);
-		k = le16(cd + at + 32);
+		n = cvm_le16(cd + at + 28);
+		x = cvm_le16(cd + at + 30);
+		k = cvm_le16(cd + at + 32);
 		if (len - at - 46 < n + x + k)
 			break;
-		c.flags = le16(cd + at + 8);
-		c.method = le16(cd + at + 10);
-		c.crc = le32(cd + at + 16);
-		c.csize = le32(cd + at + 20);
-		c.usize = le32(cd + at + 24);
-		c.offset = le32(cd + at + 42);
+		c.flags = cvm_le16(cd + at + 8);
+		c.method = cvm_le16(cd + at + 10);
+		c.crc = cvm_le32(cd + at + 16);
+		c.csize = cvm_le32(cd + at + 20);
+		c.usize = cvm_le32(cd + at + 24);
+		c.offset = cvm_le32(cd + at + 42);
 		c.name = cd + at + 46;
 		c.nlen = n;
 		zip64_extra(cd + at + 46 + n, x, &c);
-		if (zip_is_dir(&c, le16(cd + at + 4), le32(cd + at + 38)) && c.usize)
+		if (zip_is_dir(&c, cvm_le16(cd + at + 4), cvm_le32(cd + at + 38)) && c.usize)
 			r = zip_bad(name, &c, "is a folder that carries %llu bytes of data",
 				    (unsigned long long)c.usize);
 		if (r == 0)

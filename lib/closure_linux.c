@@ -19,6 +19,7 @@
 #include "elfinfo.h"
 #include "error.h"
 #include "fsutil.h"
+#include "le.h"
 #include "store.h"
 
 /*
@@ -115,13 +116,6 @@ struct ldcache {
 	size_t base, nlibs;	/* the new-format header's offset; its entries */
 };
 
-static uint32_t le32(const char *p)
-{
-	const unsigned char *u = (const unsigned char *)p;
-
-	return (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
-}
-
 /*
  * glibc's cache: "glibc-ld.so.cache1.1", then nlibs (u32), the string
  * table's length, flags, an extension offset and 12 unused bytes (48 in
@@ -135,7 +129,7 @@ static int cache_parse(struct ldcache *lc)
 	size_t base = 0;
 
 	if (lc->len >= 16 && !memcmp(lc->buf, old, sizeof(old))) {
-		uint64_t n = le32(lc->buf + 12);
+		uint64_t n = cvm_le32(lc->buf + 12);
 		if (n > lc->len / 12)
 			return -CVM_E_LAYOUT;
 		base = (size_t)((16 + n * 12 + 7) & ~(uint64_t)7);
@@ -143,7 +137,7 @@ static int cache_parse(struct ldcache *lc)
 	if (base > lc->len || lc->len - base < 48 || memcmp(lc->buf + base, magic, sizeof(magic) - 1))
 		return -CVM_E_LAYOUT;
 	lc->base = base;
-	lc->nlibs = le32(lc->buf + base + 20);
+	lc->nlibs = cvm_le32(lc->buf + base + 20);
 	if (lc->nlibs > (lc->len - base - 48) / 24)
 		return -CVM_E_LAYOUT;
 	return 0;
@@ -182,7 +176,7 @@ static bool cache_has(void *cache, const char *root, const char *name)
 
 	for (size_t i = 0; i < lc->nlibs; i++) {
 		const char *e = lc->buf + lc->base + 48 + i * 24;
-		const char *key = cache_str(lc, le32(e + 4)), *value = cache_str(lc, le32(e + 8));
+		const char *key = cache_str(lc, cvm_le32(e + 4)), *value = cache_str(lc, cvm_le32(e + 8));
 		/* The cache can be stale: the file it names must still be there. */
 		if (key && value && !strcmp(key, name) && value[0] == '/' &&
 		    cvm_fmt(path, sizeof(path), "%s%s", root, value) == 0 && stat(path, &st) == 0 &&

@@ -15,6 +15,7 @@
 #include "elfinfo.h"
 #include "error.h"
 #include "fsutil.h"
+#include "le.h"
 
 /* Bytes of the image: d points into memory, or at own, a copy read from the file. */
 struct bytes {
@@ -109,21 +110,6 @@ static void bytes_free(struct bytes *b)
 	memset(b, 0, sizeof(*b));
 }
 
-static uint16_t u16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t u32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static uint64_t u64(const unsigned char *p)
-{
-	return (uint64_t)u32(p) | (uint64_t)u32(p + 4) << 32;
-}
-
 static const char *sec_name(const struct img *m, const Elf64_Shdr *s)
 {
 	const struct bytes *t = &m->shstr;
@@ -177,20 +163,20 @@ static void read_fatbin(struct img *m, const Elf64_Shdr *s, struct cvm_elf_info 
 		return;
 	out->fatbin = true;
 	while (p + 16 <= len && (h = peek(m, base + p, 16))) {
-		if (u32(h) != 0xBA55ED50u) {
+		if (cvm_le32(h) != 0xBA55ED50u) {
 			p += 8;
 			continue;
 		}
-		uint64_t hs = u16(h + 6), fs = u64(h + 8);
+		uint64_t hs = cvm_le16(h + 6), fs = cvm_le64(h + 8);
 		if (hs < 16 || hs > len - p || fs > len - p - hs) {
 			p += 8;
 			continue;
 		}
 		uint64_t q = p + hs, end = p + hs + fs;
 		while (q + 32 <= end && (h = peek(m, base + q, 32))) {
-			uint16_t kind = u16(h);
-			uint64_t ehs = u32(h + 4), ps = u64(h + 8);
-			unsigned arch = u32(h + 28);
+			uint16_t kind = cvm_le16(h);
+			uint64_t ehs = cvm_le32(h + 4), ps = cvm_le64(h + 8);
+			unsigned arch = cvm_le32(h + 28);
 			if (ehs < 32 || ehs > end - q || ps > end - q - ehs)
 				break;
 			if (arch > 0 && arch < 10000) {
@@ -239,7 +225,7 @@ static unsigned long check_constant(const unsigned char *f, uint64_t n)
 	unsigned long found = 0;
 
 	for (uint64_t i = 0; i + 4 <= n; i++) {
-		uint32_t v = u32(f + i);
+		uint32_t v = cvm_le32(f + i);
 		if (v < 90000 || v > 94009 || v % 100 > 9)
 			continue;
 		if (found && found != v)

@@ -22,6 +22,7 @@
 #include "compat.h"
 #include "error.h"
 #include "fsutil.h"
+#include "le.h"
 #include "peinfo.h"
 
 #define MAX_SECTIONS 96		/* the most the Windows loader takes */
@@ -61,26 +62,16 @@ static bool get(const struct pe *m, uint64_t off, void *dst, size_t n)
 	return true;
 }
 
-static uint32_t le16(const unsigned char *b)
-{
-	return (uint32_t)b[0] | (uint32_t)b[1] << 8;
-}
-
-static uint32_t le32(const unsigned char *b)
-{
-	return le16(b) | le16(b + 2) << 16;
-}
-
 /* The file offset of rva and how many bytes its section has from there; false when none has it. */
 static bool rva_off(const struct pe *m, uint32_t rva, uint64_t *off, uint32_t *avail)
 {
 	for (size_t i = 0; i < m->nsec; i++) {
 		const unsigned char *s = m->sec[i];
-		uint32_t vsize = le32(s + 8), va = le32(s + 12), raw = le32(s + 16);
+		uint32_t vsize = cvm_le32(s + 8), va = cvm_le32(s + 12), raw = cvm_le32(s + 16);
 		/* Past its raw data a section is zeros in memory: nothing in the file. */
 		uint32_t size = vsize && vsize < raw ? vsize : raw;
 		if (rva >= va && rva - va < size) {
-			*off = (uint64_t)le32(s + 20) + (rva - va);
+			*off = (uint64_t)cvm_le32(s + 20) + (rva - va);
 			*avail = size - (rva - va);
 			return true;
 		}
@@ -151,8 +142,8 @@ static int read_table(const struct pe *m, uint32_t rva, size_t size, size_t name
 			return -CVM_E_LAYOUT;
 		if (!memcmp(d, zero, size))
 			break;
-		nrva = le32(d + name_at);
-		if (delay && !(le32(d) & 1) && nrva >= m->image_base)
+		nrva = cvm_le32(d + name_at);
+		if (delay && !(cvm_le32(d) & 1) && nrva >= m->image_base)
 			nrva = (uint32_t)(nrva - m->image_base);
 		if (delay && !nrva)
 			break;
@@ -213,7 +204,7 @@ static void scan(const struct pe *m, const unsigned char *b, size_t n, bool star
 /* A section's raw data, piece by piece (an overlap between pieces), scanned for the probes. */
 static int read_rdata(const struct pe *m, const unsigned char *s, struct cvm_pe_info *out)
 {
-	uint64_t off = le32(s + 20), size = le32(s + 16);
+	uint64_t off = cvm_le32(s + 20), size = cvm_le32(s + 16);
 	unsigned char *buf;
 	bool first[256] = { 0 };
 
@@ -251,35 +242,35 @@ static int read_headers(struct pe *m, struct cvm_pe_info *out, uint32_t dir[2][2
 
 	if (!get(m, 0, h, 2) || h[0] != 'M' || h[1] != 'Z' || !get(m, 0x3c, h, 4))
 		return -CVM_E_LAYOUT;
-	pe = le32(h);
+	pe = cvm_le32(h);
 	if (!get(m, pe, h, 24) || memcmp(h, "PE\0\0", 4))
 		return -CVM_E_LAYOUT;
-	out->machine = le16(h + 4);
-	nsec = le16(h + 6);
-	optsize = le16(h + 20);
+	out->machine = cvm_le16(h + 4);
+	nsec = cvm_le16(h + 6);
+	optsize = cvm_le16(h + 20);
 	if (nsec > MAX_SECTIONS || optsize < 96 || optsize > sizeof(o) || !get(m, pe + 24u, o, optsize))
 		return -CVM_E_LAYOUT;
-	if (le16(o) == 0x20b) {
+	if (cvm_le16(o) == 0x20b) {
 		m->plus = true;
-		m->image_base = (uint64_t)le32(o + 24) | (uint64_t)le32(o + 28) << 32;
-		ndirs = le32(o + 108);
+		m->image_base = (uint64_t)cvm_le32(o + 24) | (uint64_t)cvm_le32(o + 28) << 32;
+		ndirs = cvm_le32(o + 108);
 		dirs_at = 112;
-	} else if (le16(o) == 0x10b) {
-		m->image_base = le32(o + 28);
-		ndirs = le32(o + 92);
+	} else if (cvm_le16(o) == 0x10b) {
+		m->image_base = cvm_le32(o + 28);
+		ndirs = cvm_le32(o + 92);
 		dirs_at = 96;
 	} else {
 		return -CVM_E_LAYOUT;
 	}
 	out->pe32plus = m->plus;
-	m->size_headers = le32(o + 60);
+	m->size_headers = cvm_le32(o + 60);
 	/* Import (1) and delay-load import (13): only those the header has room and a count for. */
 	for (int k = 0; k < 2; k++) {
 		uint32_t idx = k ? 13 : 1, at = dirs_at + idx * 8;
 		dir[k][0] = dir[k][1] = 0;
 		if (idx < ndirs && at + 8 <= optsize) {
-			dir[k][0] = le32(o + at);
-			dir[k][1] = le32(o + at + 4);
+			dir[k][0] = cvm_le32(o + at);
+			dir[k][1] = cvm_le32(o + at + 4);
 		}
 	}
 	m->nsec = nsec;
