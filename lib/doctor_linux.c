@@ -863,14 +863,17 @@ static int which_wanted(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const
 	return m;
 }
 
-/* libcudnn.so.<major> as a program loads it: w filled, or -CVM_E_NOTFOUND. */
-static int which_search(struct cvm_ctx *ctx, const char *libdir, int major, struct cvm_which *w)
+/*
+ * libcudnn.so.<major> as a program loads it: w filled, or -CVM_E_NOTFOUND.
+ * *os: the loader cache, read (ldconfig -p) at its first need and kept for
+ * the next major's search; the caller frees it.
+ */
+static int which_search(struct cvm_ctx *ctx, const char *libdir, int major, struct cvm_which *w,
+			struct cvm_doctor_os_state **os)
 {
-	struct cvm_doctor_os_state *os = NULL;
 	char path[PATH_MAX], so[32], from[PATH_MAX];
 	const char *ldp = getenv("LD_LIBRARY_PATH");
 	size_t sl;
-	int r = -CVM_E_NOTFOUND;
 
 	memset(w, 0, sizeof(*w));
 	w->major = major;
@@ -890,18 +893,20 @@ static int which_search(struct cvm_ctx *ctx, const char *libdir, int major, stru
 			w->why = "active link";
 		goto found;
 	}
-	os = calloc(1, sizeof(*os));
-	if (!os)
-		return -ENOMEM;
-	read_cache(ctx->root, os);
+	if (!*os) {
+		*os = calloc(1, sizeof(**os));
+		if (!*os)
+			return -ENOMEM;
+		read_cache(ctx->root, *os);
+	}
 	snprintf(so, sizeof(so), "libcudnn.so.%d", w->major);
-	cache_dir(os, so, from, sizeof(from));
+	cache_dir(*os, so, from, sizeof(from));
 	if (*from && cvm_fmt(path, sizeof(path), "%s%s", ctx->root, from) == 0 &&
 	    which_try(path, w->major, w)) {
 		w->why = "loader cache";
 		goto found;
 	}
-	goto out;
+	return -CVM_E_NOTFOUND;
 found:
 	/* The version it belongs to, when it is the store's. */
 	sl = ctx->store_open ? strlen(ctx->store.path) : 0;
@@ -909,15 +914,13 @@ found:
 	    !strncmp(w->library, path, strlen(path)))
 		snprintf(w->id, sizeof(w->id), "%.*s", (int)strcspn(w->library + strlen(path), "/"),
 			 w->library + strlen(path));
-	r = 0;
-out:
-	free(os);
-	return r;
+	return 0;
 }
 
 int cvm_doctor_which_major(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, int major,
 			   struct cvm_which *w)
 {
+	struct cvm_doctor_os_state *os = NULL;
 	char libdir[PATH_MAX] = "";
 	int r = -CVM_E_NOTFOUND;
 
@@ -927,8 +930,9 @@ int cvm_doctor_which_major(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, in
 		major = which_wanted(ctx, tk, libdir);
 	/* Nothing says which: the newest major a program could find. */
 	for (int m = major ? major : 9; m >= (major ? major : 7) && r == -CVM_E_NOTFOUND; m--)
-		r = which_search(ctx, libdir, m, w);
+		r = which_search(ctx, libdir, m, w, &os);
 	if (r == -CVM_E_NOTFOUND && !major)
 		w->major = 0;
+	free(os);
 	return r;
 }
