@@ -165,6 +165,7 @@ struct cvm_archive {
 	int fd;
 	uint64_t off;
 	unsigned char *buf;
+	bool zip;		/* follow mode: a zip, checked once it has all arrived */
 	char *wname;		/* Windows: the entry's name, UTF-8 from its UTF-16 */
 };
 
@@ -441,6 +442,41 @@ out:
 	return r;
 }
 
+/*
+ * After the tar's end, the rest of the xz: what a decoder following a
+ * download finds wrong after the last entry (bytes appended, a second
+ * stream cut short) fails the archive as it would from a file.
+ */
+static int xz_end(struct cvm_archive *ar)
+{
+	const void *buf;
+	ssize_t n = 0;
+
+	while (ar->xz && (n = cvm_xz_read(ar->xz, &buf)) > 0)
+		;
+	if (n < 0)
+		return cvm_err((int)n, n == -CVM_E_CORRUPT ? "corrupt archive '%s': %s" :
+			       "cannot read '%s': %s", cvm_safe(ar->name), cvm_xz_strerror(ar->xz));
+	return 0;
+}
+
+/*
+ * A zip decoded as it arrived was read by its local headers: once the rest
+ * of it (the central directory) is in, the two must agree, as for a file.
+ */
+static int zip_followed(struct cvm_archive *ar)
+{
+	uint64_t end = ar->off;
+	ssize_t n;
+
+	while ((n = ar->gate(ar->gate_arg, end, GATED_BUF)) > 0)
+		end += (uint64_t)n;
+	if (n < 0)
+		return cvm_err((int)n, "cannot read '%s': %s", cvm_safe(ar->name),
+			       cvm_strerror((int)n));
+	return zip_check(ar->fd, ar->name, end);
+}
+
 /* Starts our own decoder when fd holds an .xz file: 1 when it does, 0 not, or an error. */
 static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts *o)
 {
@@ -517,7 +553,7 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 		*out = ar;
 		return 0;
 	}
-	/* A zip read from a file (not a download as it arrives): its two directories must agree. */
+	/* A zip read from a file: its two directories must agree (one that arrives: zip_followed). */
 	if (!(o && o->gate)) {
 		unsigned char magic[4];
 		struct stat st;
@@ -536,9 +572,11 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 	archive_read_support_format_gnutar(ar->a);
 	archive_read_support_format_zip(ar->a);
 	if (o && o->gate) {
+		unsigned char magic[4];
 		ar->gate = o->gate;
 		ar->gate_arg = o->gate_arg;
 		ar->fd = fd;
+		ar->zip = cvm_pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "PK\3\4", 4);
 		ar->buf = malloc(GATED_BUF);
 		snprintf(ar->decoder, sizeof(ar->decoder), "following the download as it arrives");
 		if (!ar->buf)
@@ -615,7 +653,7 @@ int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 again:
 	r = archive_read_next_header(ar->a, &ae);
 	if (r == ARCHIVE_EOF)
-		return 0;
+		return ar->zip ? (ar->zip = false, zip_followed(ar)) : xz_end(ar);
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return fail(ar, "cannot read the next entry");
 	if (!ar->format[0] && ar->xz)

@@ -37,6 +37,8 @@ enum {
 
 /* Refused outright: a block whose decoder needs more (libarchive's limit too). */
 #define MEMSTOP ((uint64_t)1 << 30)
+/* What is said of bytes after the end of the last whole stream. */
+#define APPENDED "data after the end of its xz stream (something was appended to the file)"
 /* At most this much buffered per worker ahead of the reader, whatever the block size. */
 #define AHEAD_MAX ((uint64_t)256 << 20)
 
@@ -438,18 +440,50 @@ static int decode_block(struct cvm_xz *z, size_t k, lzma_stream *s, unsigned cha
 	return r;
 }
 
-/* Follow mode: decodes the whole file, as it arrives, into block 0's queue (as decode_block). */
+/*
+ * After a whole stream in follow mode: skips its padding (zeros, in fours)
+ * and starts the decoder on the next stream. 1 when the file ends here, 0
+ * to decode on, 2 to read more, or an error (why set).
+ */
+static int next_stream(lzma_stream *s, bool end, uint64_t *pad, const char **why)
+{
+	lzma_ret ret;
+
+	while (s->avail_in && *s->next_in == 0) {
+		s->next_in++;
+		s->avail_in--;
+		(*pad)++;
+	}
+	if (s->avail_in == 0 && !end)
+		return 2;
+	if (*pad % 4) {
+		*why = APPENDED;
+		return -CVM_E_CORRUPT;
+	}
+	if (s->avail_in == 0)
+		return 1;
+	ret = lzma_stream_decoder(s, MEMSTOP, 0);
+	return ret == LZMA_OK ? 0 : lzma_code_error(ret, why);
+}
+
+/*
+ * Follow mode: decodes the whole file, as it arrives, into block 0's queue
+ * (as decode_block). Streams may follow one another with padding between
+ * them, as xz -d reads them; anything else after a whole stream was
+ * appended to the file, and is said so as cvm_xz_open says it.
+ */
 static int decode_stream(struct cvm_xz *z, lzma_stream *s, unsigned char *in, const char **why)
 {
 	struct chunk *c = NULL;
-	uint64_t pos = 0;
-	bool end = false;
+	uint64_t pos = 0, pad = 0, start = 0;
+	bool end = false, between = false;
+	unsigned char magic[6];
 	lzma_ret ret;
 	ssize_t n;
 	int r = 0;
 
-	/* Concatenated streams and padding, as xz -d accepts them; 1 GiB at most, as for a block. */
-	ret = lzma_stream_decoder(s, MEMSTOP, LZMA_CONCATENATED);
+	/* 1 GiB of memory at most, as for a block. */
+	ret = lzma_stream_decoder(s, MEMSTOP, 0);
 	if (ret != LZMA_OK)
 		return lzma_code_error(ret, why);
 	s->avail_in = 0;
@@ -490,16 +524,32 @@ static int decode_stream(struct cvm_xz *z, lzma_stream *s, unsigned char *in, co
 			pos += (uint64_t)n;
 			__atomic_store_n(&z->in_pos, pos, __ATOMIC_RELAXED);
 		}
+		if (between) {
+			r = next_stream(s, end, &pad, why);
+			if (r == 2)
+				continue;
+			if (r != 0) {
+				r = r == 1 ? 0 : r;
+				break;
+			}
+			between = false;
+			start = pos - s->avail_in;
+		}
 		s->next_out = c->data + c->len;
 		s->avail_out = CHUNK - c->len;
 		ret = lzma_code(s, end ? LZMA_FINISH : LZMA_RUN);
 		c->len = CHUNK - s->avail_out;
-		if (ret == LZMA_STREAM_END)
-			break;
-		if (ret != LZMA_OK) {
+		if (ret == LZMA_STREAM_END) {
+			between = true;
+			pad = 0;
+		} else if (ret != LZMA_OK) {
 			r = lzma_code_error(ret, why);
 			if (ret == LZMA_BUF_ERROR)
 				*why = "not a complete .xz file (truncated or damaged)";
+			/* After a whole stream, what does not start as one was appended. */
+			if (start && (pread_full(z->fd, magic, sizeof(magic), start) != (ssize_t)sizeof(magic) ||
+				      !cvm_xz_magic(magic, sizeof(magic))))
+				*why = APPENDED;
 			break;
 		}
 		if (c->len == CHUNK) {
@@ -598,7 +648,7 @@ int cvm_xz_open(int fd, uint64_t size, unsigned threads, uint64_t memlimit, stru
 		return -ENOMEM;
 	r = read_index(z, z->size, &idx, why);
 	if (r == -CVM_E_CORRUPT && ends_early(z))
-		*why = "data after the end of its xz stream (something was appended to the file)";
+		*why = APPENDED;
 	if (r < 0)
 		goto fail;
 	z->nb = (size_t)lzma_index_block_count(idx);

@@ -110,19 +110,27 @@ check "resumed: the request asked for the rest only" grep -q "bytes=$(($(stat -c
 cvm verify "$ID8"
 assert_rc 0 "resumed: and verifies"
 
+# matching MANIFEST PLATFORM CUDA FILE OUT: OUT, a copy of MANIFEST whose PLATFORM/cudaCUDA
+# entry has FILE's hash and size, as if NVIDIA had shipped FILE so.
+matching() {
+	mkdir -p "$(dirname "$5")"
+	python3 - "$1" "$5" "$2" "cuda$3" "$(sha256 "$4")" "$(stat -c %s "$4")" <<'EOF'
+import json, sys
+src, out, plat, cuda, sha, size = sys.argv[1:7]
+m = json.load(open(src))
+m["cudnn"][plat][cuda]["sha256"] = sha
+m["cudnn"][plat][cuda]["size"] = size
+json.dump(m, open(out, "w"))
+EOF
+}
+
 # 7. an archive that matches its catalogue entry but whose xz is damaged (as
 # if shipped so): the follow decoder itself refuses it, and nothing is left
 new_root
 MAN2=$TEST_TMP/manifests-damaged
-mkdir -p "$MAN2"
 cp "$A8" "$MIR/cudnn/linux-x86_64/$N8"
 flip_byte "$MIR/cudnn/linux-x86_64/$N8"
-python3 - "$MAN/redistrib_8.9.7.json" "$MAN2/redistrib_8.9.7.json" "$(sha256 "$MIR/cudnn/linux-x86_64/$N8")" <<'EOF'
-import json, sys
-m = json.load(open(sys.argv[1]))
-m["cudnn"]["linux-x86_64"]["cuda11"]["sha256"] = sys.argv[3]
-json.dump(m, open(sys.argv[2], "w"))
-EOF
+matching "$MAN/redistrib_8.9.7.json" linux-x86_64 11 "$MIR/cudnn/linux-x86_64/$N8" "$MAN2/redistrib_8.9.7.json"
 mode range
 cvm -v --manifests "$MAN2" --mirror "$URL" install 8.9.7 --cuda 11.8
 assert_rc 3 "damaged xz with a matching hash: exit 3"
@@ -131,7 +139,72 @@ assert_err_contains "corrupt archive" "damaged xz: the message says the archive 
 assert_err_contains "xz: compressed data is corrupt" "damaged xz: found by our xz decoder"
 assert_versions "" "damaged xz: no version"
 assert_store_clean "damaged xz: no staging left"
+
+# 8. what follows the xz stream, decoded as it arrives, is judged as in a file
+# (t_archive_damage): bytes appended are refused as such; padding in fours
+# and a second whole stream are not.
+# appended TAIL_CMD WANT_RC NAME: the archive with TAIL_CMD's output appended, from the mirror
+appended() {
+	local f=$MIR/cudnn/linux-x86_64/$N8
+	cp "$A8" "$f"
+	eval "$1" >>"$f"
+	new_root
+	matching "$MAN/redistrib_8.9.7.json" linux-x86_64 11 "$f" "$MAN2/redistrib_8.9.7.json"
+	mode range
+	cvm -v --manifests "$MAN2" --mirror "$URL" install 8.9.7 --cuda 11.8
+	assert_rc "$2" "$3: exit $2"
+	assert_err_contains "decoding the download as it arrives" "$3: decoded as it arrived"
+}
+appended "printf 'trailing garbage'" 3 "an .xz with bytes appended"
+assert_err_line "corrupt archive '${STORE#"$ROOT"}/cache/$N8': data after the end of its xz stream (something was appended to the file)" \
+	"bytes appended: said as in a file, naming the archive"
+assert_versions "" "bytes appended: no version"
+assert_store_clean "bytes appended: no staging left"
+appended "printf '\\0\\0\\0'" 3 "an .xz with 3 zero bytes appended"
+assert_err_contains "data after the end of its xz stream" "3 zeros: not stream padding, said as appended"
+appended "printf '\\0\\0\\0\\0'" 0 "an .xz with 4 bytes of stream padding"
+assert_versions "$ID8" "stream padding: installed"
+appended "cat '$A8'" 0 "two whole .xz streams"
+assert_versions "$ID8" "two streams: installed"
+appended "head -c 100 '$A8'" 3 "a second stream cut short"
+assert_err_contains "not a complete .xz file (truncated or damaged)" "a second stream cut short: said as such"
 cp "$A8" "$MIR/cudnn/linux-x86_64/$N8"
+
+# 9. a zip whose local header, which a reader of the download as it arrives
+# takes, names another file than its central directory: refused once the zip
+# is in, naming the entry, as a zip from a file is (t_archive_damage)
+MANW=$TEST_TMP/manifests-win
+ZA=$(mkcudnn 9.19.0.56 13.0 --layout windows --manifest "$MANW")
+ZN=$(basename "$ZA")
+mkdir -p "$MIR/cudnn/windows-x86_64"
+ENTRY=$(python3 - "$ZA" "$MIR/cudnn/windows-x86_64/$ZN" <<'PY'
+import struct, sys, zipfile
+src, out = sys.argv[1:3]
+data = bytearray(open(src, "rb").read())
+info = next(i for i in zipfile.ZipFile(src).infolist() if i.filename.endswith("/include/cudnn.h"))
+off, nlen = info.header_offset, struct.unpack_from("<H", data, info.header_offset + 26)[0]
+data[off + 30 + nlen - 3] = ord("x")  # cudnn.h -> cudnx.h, in the local header alone
+open(out, "wb").write(bytes(data))
+print(info.filename)
+PY
+)
+MANW2=$TEST_TMP/manifests-win2
+matching "$MANW/redistrib_9.19.0.json" windows-x86_64 13 "$MIR/cudnn/windows-x86_64/$ZN" "$MANW2/redistrib_9.19.0.json"
+new_root
+mode range
+cvm -v --manifests "$MANW2" --mirror "$URL" install 9.19.0.56 --cuda 13.0 --platform windows-x86_64
+assert_rc 3 "a zip whose two directories disagree, from the mirror: exit 3"
+assert_err_contains "decoding the download as it arrives" "disagreeing zip: decoded as it arrived"
+assert_err_line "corrupt archive '${STORE#"$ROOT"}/cache/$ZN': entry '$ENTRY' is named '${ENTRY%n.h}x.h' in its local header" \
+	"disagreeing zip: names the entry and what disagrees"
+assert_versions "" "disagreeing zip: nothing installed"
+assert_store_clean "disagreeing zip: nothing left in the store's work areas"
+cp "$ZA" "$MIR/cudnn/windows-x86_64/$ZN"
+matching "$MANW/redistrib_9.19.0.json" windows-x86_64 13 "$ZA" "$MANW2/redistrib_9.19.0.json"
+new_root
+cvm -v --manifests "$MANW2" --mirror "$URL" install 9.19.0.56 --cuda 13.0 --platform windows-x86_64
+assert_rc 0 "the zip it was made from installs from the mirror"
+assert_err_contains "decoding the download as it arrives" "the good zip: decoded as it arrived"
 
 # 6. --verify-first keeps today's order: no decode before the download is verified
 new_root
