@@ -495,8 +495,35 @@ static int keep_header(struct cvm_archive *ar, struct listing *l, const char *re
 	return 0;
 }
 
+/* The names in l that are not folders, as cvm_extract_check gives them. */
+static int listing_files(struct listing *l, char ***files, size_t *nfiles)
+{
+	size_t cap = 0;
+	int r = 0;
+
+	*files = NULL;
+	*nfiles = 0;
+	for (size_t i = 0; i < l->n && r == 0; i++) {
+		if (l->v[i].type == CVM_ENTRY_DIR)
+			continue;
+		r = CVM_GROW(*files, *nfiles + 1, cap);
+		if (r == 0) {
+			(*files)[*nfiles] = l->v[i].rel;
+			l->v[i].rel = NULL;
+			(*nfiles)++;
+		}
+	}
+	if (r < 0) {
+		while (*nfiles)
+			free((*files)[--*nfiles]);
+		free(*files);
+		*files = NULL;
+	}
+	return r;
+}
+
 int cvm_extract_check(int fd, const char *name, const struct cvm_extract_opts *o,
-		      struct cvm_cudnn_tree *t)
+		      struct cvm_cudnn_tree *t, char ***files, size_t *nfiles)
 {
 	struct cvm_archive_opts ao = { o->jobs, o->memlimit, NULL, NULL };
 	struct cvm_entry_state st = { .have_top = false };
@@ -534,6 +561,8 @@ int cvm_extract_check(int fd, const char *name, const struct cvm_extract_opts *o
 		struct cvm_cudnn_src src = { listing_read, listing_is_file, listing_exists, &l };
 		r = cvm_cudnn_check_src(&src, name, t);
 	}
+	if (r == 0 && files)
+		r = listing_files(&l, files, nfiles);
 out:
 	cvm_entry_state_free(&st);
 	cvm_archive_free(ar);

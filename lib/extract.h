@@ -51,11 +51,14 @@ int cvm_extract_run(int fd, const char *name, const struct cvm_extract_opts *o, 
  * read and checked as cvm_extract_run checks it (cvm_entry_check, one
  * entry per name, nothing below a link or a file, the size bound), then
  * the tree it would make as cvm_cudnn_check_tree checks it (into t);
- * nothing is written. 0, or the code and message the real run gives.
+ * nothing is written. With files, the names of what is not a folder
+ * ("include/cudnn.h", "lib/libcudnn.so.9") into *files and *nfiles, the
+ * caller's to free (cvm_strv_free). 0, or the code and message the real
+ * run gives.
  */
 struct cvm_cudnn_tree;
 int cvm_extract_check(int fd, const char *name, const struct cvm_extract_opts *o,
-		      struct cvm_cudnn_tree *t);
+		      struct cvm_cudnn_tree *t, char ***files, size_t *nfiles);
 
 /* The same with one decoder thread and default limits. */
 int cvm_extract_fd(int fd, const char *name, uint64_t archive_size, uint64_t max_bytes,

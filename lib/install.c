@@ -263,7 +263,8 @@ static int report(const struct cvm_ctx *ctx, struct cvm_install *in, bool alread
 		else if (already)
 			cvm_info("%s is already installed in %s (--force reinstalls it)", in->id, path);
 		else if (cvm_plan_dry(&ctx->plan))
-			cvm_info("dry run: %s would be installed in %s; nothing was changed", in->id, path);
+			cvm_info("dry run: %s would be installed in %s%s", in->id, path,
+				 in->then_use ? "" : "; nothing was changed");
 		else
 			cvm_info("installed %s in %s", in->id, path);
 		return 0;
@@ -1028,7 +1029,8 @@ static int plan_checked(struct install_run *run)
 	struct cvm_install *in = run->in;
 	int r;
 
-	r = cvm_extract_check(run->fd, in->archive, &run->xo, &run->tree);
+	r = cvm_extract_check(run->fd, in->archive, &run->xo, &run->tree,
+			      in->then_use ? &in->files : NULL, &in->nfiles);
 	if (r == 0)
 		r = check_content(-1, in, NULL, &run->tree);
 	if (r == 0)

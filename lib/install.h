@@ -32,6 +32,11 @@ struct cvm_install {
 	unsigned jobs;			/* xz decoder threads; 0 = one per CPU */
 	bool verify_first;		/* hash all before decoding a byte */
 	bool offline;			/* the cache or nothing */
+	/*
+	 * install --use: a dry run's last line is use's, and a dry run of an
+	 * archive on disk lists its files (below) for use's plan.
+	 */
+	bool then_use;
 	struct cvm_fetch_opts fo;	/* timeouts and retries (retries < 0: the default) */
 	int argc;			/* the command line, for the journal */
 	char **argv;
@@ -50,6 +55,9 @@ struct cvm_install {
 	char top_version[32], top_platform[64];
 	int top_cuda;
 	enum cvm_layout layout;
+	/* then_use, a dry run of an archive on disk: the files it would install (cvm_strv_free). */
+	char **files;
+	size_t nfiles;
 };
 
 /*

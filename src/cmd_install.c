@@ -110,7 +110,7 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 				return r;
 			break;
 		case 'U':
-			cli->use = true;
+			cli->use = cli->in.then_use = true;
 			break;
 		case 'F':
 			cli->py = optarg;
@@ -163,7 +163,10 @@ static int parse(struct install_cli *cli, int argc, char **argv)
 /*
  * install --use: then the activation 'use' makes (smoke test included), on
  * the toolkit --cuda names or the default one, by 'use' itself. With
- * --json, install's document gets use's (smoke included) under "use".
+ * --json, install's document gets use's (smoke included) under "use". A
+ * dry run of a version not installed plans use's changes from the files
+ * the archive holds; from a download, which a dry run does not fetch, they
+ * are not known: what is, is said.
  */
 static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in,
 			 const struct cvm_activate_opts *use_opts)
@@ -183,10 +186,19 @@ static int use_installed(struct cvm_ctx *ctx, const struct cvm_install *in,
 	ao.argc = 4;
 	ao.argv = av;
 	ao.closure = true;
-	/* A dry run installed nothing that use could switch to: what it would do is said. */
-	if (!in->already && cvm_plan_describe(&ctx->plan, "activate", in->id, NULL, "for CUDA %s (%s), as "
-					      "'cudnnvm use' does", cuda, tk.display))
+	if (!in->already && cvm_plan_dry(&ctx->plan)) {
+		ao.files = in->files;
+		ao.nfiles = in->nfiles;
+	}
+	if (!in->already && !in->files &&
+	    cvm_plan_describe(&ctx->plan, "activate", in->id, NULL, "for CUDA %s (%s), as 'cudnnvm use' "
+			      "does: a link in the toolkit for each of its files, known once the "
+			      "archive is downloaded", cuda, tk.display)) {
+		if (!cvm_out.json)
+			cvm_info("dry run: CUDA %s (%s) would use %s; nothing was changed", cuda,
+				 tk.display, in->id);
 		goto out;
+	}
 	/* The journal line reads as the 'use' it is. */
 	r = cvm_cli_use(ctx, &tk, in->id, &ao);
 	if (r < 0 || !cvm_out.json)
@@ -227,5 +239,6 @@ int cvm_cmd_install(struct cvm_ctx *ctx, int argc, char **argv)
 		r = cvm_install(ctx, &cli.in);
 	if (r == 0 && cli.use)
 		r = use_installed(ctx, &cli.in, &cli.ao);
+	cvm_strv_free(cli.in.files, cli.in.nfiles);
 	return r;
 }

@@ -12,6 +12,7 @@
 #include "json.h"
 #include "manifest.h"
 #include "out.h"
+#include "fsutil.h"
 #include "plan.h"
 #include "select.h"
 #include "store.h"
@@ -48,7 +49,11 @@ int cvm_cli_use(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const char *s
 	if (r < 0)
 		return r;
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
-	r = cvm_select_resolve(ctx, spec, tk->major, cuda, id, sizeof(id));
+	/* A dry run of a version not installed yet (o->files): spec is its id. */
+	if (o->files)
+		r = cvm_fmt(id, sizeof(id), "%s", spec);
+	else
+		r = cvm_select_resolve(ctx, spec, tk->major, cuda, id, sizeof(id));
 	if (r < 0)
 		return r;
 	if (cvm_active_get(&ctx->store, cuda, before, sizeof(before)) < 0)

@@ -91,8 +91,39 @@ assert_output_contains "already installed" "install --dry-run: an installed vers
 
 dry "install --force of an installed version" 0 --manifests "$MAN" install 8.9.7 --cuda 11.8 --archive "$A897" --force
 assert_out_contains "would replace /opt/cudnnvm/versions/$ID897 " "install --force --dry-run: the version would be replaced"
-dry "install --use" 0 --manifests "$MAN" install 9.1.1 --cuda 12.4 --archive "$(archive 9.1.1.17 12)" --use
-assert_out_contains "would activate $ID911 for CUDA 12.4" "install --use --dry-run: the activation that would follow"
+# install --use --dry-run of a version not installed: the install's changes,
+# then each change use would make, planned from the archive's files: the
+# same as 'use --dry-run' plans once the version is installed; one "nothing
+# was changed", last.
+A911=$(archive 9.1.1.17 12)
+dry "install --use" 0 --manifests "$MAN" install 9.1.1 --cuda 12.4 --archive "$A911" --use --no-smoke
+sed -n "/^dry run: $ID911 would be installed in \/opt\/cudnnvm\/versions\/$ID911\$/,\$p" "$CVM_OUTF" | sed 1d | LC_ALL=C sort >"$TEST_TMP/install-use.plan"
+check "install --use --dry-run: the install's line ends its part, without 'nothing was changed'" \
+	test "$(grep -c "^dry run: $ID911 would be installed in /opt/cudnnvm/versions/$ID911\$" "$CVM_OUTF")" = 1
+check "install --use --dry-run: one 'nothing was changed', on the last line" \
+	test "$(grep -c 'nothing was changed' "$CVM_OUTF")" = 1 -a \
+	"$(tail -n 1 "$CVM_OUTF")" = "dry run: CUDA 12.4 (/usr/local/cuda-12.4) would use $ID911; nothing was changed"
+check "install --use --dry-run: each link use would make is named" \
+	grep -qx "would create link /usr/local/cuda-12.4/targets/x86_64-linux/lib/libcudnn.so.9 -> ../../../../../../opt/cudnnvm/active/cuda-12.4/lib/libcudnn.so.9" "$CVM_OUTF"
+cvm --manifests "$MAN" install 9.1.1 --cuda 12.4 --archive "$A911"
+must "install 9.1.1"
+dry "use of the version installed since" 0 use 9.1.1 --cuda 12.4 --no-smoke
+LC_ALL=C sort "$CVM_OUTF" >"$TEST_TMP/use.plan"
+if cmp -s "$TEST_TMP/install-use.plan" "$TEST_TMP/use.plan" && [ -s "$TEST_TMP/use.plan" ]; then
+	ok "install --use --dry-run plans the activation line for line as use --dry-run does once installed"
+else
+	not_ok "install --use --dry-run plans the activation line for line as use --dry-run does once installed" \
+		"$(diff "$TEST_TMP/install-use.plan" "$TEST_TMP/use.plan" | head -n 10)"
+fi
+cvm uninstall "$ID911"
+must "uninstall $ID911"
+# From a download, which a dry run does not fetch, the files are not known: said so, and the rest.
+dry "install --use from a download" 0 --manifests "$MAN" install 9.1.1 --cuda 12.4 --use
+assert_out_contains "would activate $ID911 for CUDA 12.4 (/usr/local/cuda-12.4), as 'cudnnvm use' does: a link in the toolkit for each of its files, known once the archive is downloaded" \
+	"install --use --dry-run of a download: the activation, and why its links are not listed"
+check "install --use --dry-run of a download: one 'nothing was changed', on the last line" \
+	test "$(grep -c 'nothing was changed' "$CVM_OUTF")" = 1 -a \
+	"$(tail -n 1 "$CVM_OUTF")" = "dry run: CUDA 12.4 (/usr/local/cuda-12.4) would use $ID911; nothing was changed"
 
 # A cached archive is verified and used; a bad one would be removed and downloaded again.
 mkdir -p "$STORE/cache"
