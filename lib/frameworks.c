@@ -430,6 +430,34 @@ static void wheel_copy(struct cvm_pyenv *e, const char *site, const char *versio
 	e->copy_kind = "wheel";
 }
 
+/*
+ * PyTorch's Windows wheels carry no cuDNN pin: they bundle cuDNN in
+ * torch\lib (cudnn64_9.dll beside torch's own DLLs) and load it from there
+ * before anything on PATH (os.add_dll_directory). So do its Linux wheels
+ * that bundle every library (torch/lib/libcudnn.so.8: the "large" wheels,
+ * pytorch/pytorch#85097), found by their RUNPATH. Its major is in the name;
+ * its version is not read (no code of it is loaded).
+ */
+static bool torch_bundled(const char *site, struct cvm_fw *f)
+{
+	char dir[PATH_MAX], name[PATH_MAX];
+
+	if (cvm_fmt(dir, sizeof(dir), "%s/torch/lib", site) < 0)
+		return false;
+	for (int major = 9; major >= 7; major--) {
+		if (cvm_fmt(name, sizeof(name), CVM_WINDOWS ? "%s/cudnn64_%d.dll" : "%s/libcudnn.so.%d",
+			    dir, major) < 0 || access(name, F_OK) < 0)
+			continue;
+		f->major = major;
+		f->rule = RULE_MAJOR;
+		snprintf(f->requires, sizeof(f->requires), CVM_WINDOWS ? "bundled: torch\\lib\\"
+			 "cudnn64_%d.dll" : "bundled: torch/lib/libcudnn.so.%d", major);
+		snprintf(f->bundled, sizeof(f->bundled), "%s", dir);
+		return true;
+	}
+	return false;
+}
+
 /* One NAME-VERSION.dist-info folder of site. */
 static int dist_info(struct cvm_pyenv *e, int sitefd, const char *site, const char *entry,
 		     const char *pyver, char *buf)
@@ -465,6 +493,8 @@ static int dist_info(struct cvm_pyenv *e, int sitefd, const char *site, const ch
 	}
 	if (!strncmp(f.name, "tensorflow", 10) || !strcmp(f.name, "tf-nightly"))
 		tf_build_info(sitefd, &f);
+	if (!strcmp(f.name, "torch") && torch_bundled(site, &f))
+		return add_fw(e, &f);
 	if (!f.major && !from_table(&f))
 		return 0;
 	if (!f.major && !is_known(f.name))

@@ -33,6 +33,8 @@ struct cvm_fw {
 	int major;			/* the cuDNN major it needs (0: unknown) */
 	struct cvm_version min;		/* the oldest it takes (n 0: none) */
 	struct cvm_version below;	/* exclusive upper bound (n 0: none) */
+	/* Its own copy's folder (host path), loaded before any other; "" when none. */
+	char bundled[4096];
 };
 
 #define CVM_PYENV_SITES 4

@@ -152,15 +152,20 @@ struct load {
 	char path[PATH_MAX];
 	char version[64];
 	const char *why;
+	bool own;	/* the copy the framework bundles: it serves it by construction */
 };
 
-/* The environment's own copy of libcudnn.so.<major> (Windows cudnn64_<major>.dll). */
-static bool env_copy(const struct cvm_pyenv *e, int major, struct load *l)
+/*
+ * The framework's own copy, else the environment's, of libcudnn.so.<major>
+ * (Windows cudnn64_<major>.dll).
+ */
+static bool env_copy(const struct cvm_pyenv *e, const struct cvm_fw *f, int major, struct load *l)
 {
+	const char *dir = f->bundled[0] ? f->bundled : e->copy;
 	char name[PATH_MAX];
 
-	if (!e->copy[0] || cvm_fmt(name, sizeof(name), CVM_WINDOWS ? "%s/cudnn64_%d.dll" :
-				   "%s/libcudnn.so.%d", e->copy, major) < 0 || access(name, F_OK) < 0)
+	if (!dir[0] || cvm_fmt(name, sizeof(name), CVM_WINDOWS ? "%s/cudnn64_%d.dll" :
+			       "%s/libcudnn.so.%d", dir, major) < 0 || access(name, F_OK) < 0)
 		return false;
 	snprintf(l->path, sizeof(l->path), "%s", name);
 	/* As Windows writes it, like which's answers there. */
@@ -168,6 +173,11 @@ static bool env_copy(const struct cvm_pyenv *e, int major, struct load *l)
 		for (char *p = l->path; *p; p++)
 			if (*p == '/')
 				*p = '\\';
+	l->own = f->bundled[0] != '\0';
+	if (l->own) {
+		l->why = "its own copy, bundled with it, which it loads before any other";
+		return true;
+	}
 	snprintf(l->version, sizeof(l->version), "%s", e->copy_version);
 	l->why = !strcmp(e->copy_kind, "wheel") ? "the environment's nvidia-cudnn wheel, which the "
 		 "framework loads by its own path" : "the conda environment's own copy";
@@ -194,11 +204,14 @@ static void which_version(const struct cvm_which *w, char *out, size_t len)
 /*
  * As a program of the default toolkit would (cvm_doctor_which): LD_LIBRARY_PATH
  * first on Linux (exec's, too: it comes before a RUNPATH), then the
- * environment's own copy, then the toolkit and the loader cache. On Windows
- * the framework adds its DLL folder first (os.add_dll_directory).
+ * framework's or the environment's own copy, then the toolkit and the
+ * loader cache. On Windows the framework adds its DLL folder first
+ * (os.add_dll_directory).
  */
-static bool loads(struct cvm_ctx *ctx, const struct cvm_pyenv *e, int major, struct load *l)
+static bool loads(struct cvm_ctx *ctx, const struct cvm_pyenv *e, const struct cvm_fw *f,
+		  struct load *l)
 {
+	int major = f->major;
 	struct cvm_toolkit *t = NULL;
 	struct cvm_which *w = calloc(1, sizeof(*w));
 	size_t nt = 0;
@@ -215,7 +228,7 @@ static bool loads(struct cvm_ctx *ctx, const struct cvm_pyenv *e, int major, str
 	which = d >= 0 && cvm_doctor_which_major(ctx, &t[d], major, w) == 0;
 	if (which && !CVM_WINDOWS && !strcmp(w->why, "LD_LIBRARY_PATH"))
 		goto which;
-	found = env_copy(e, major, l);
+	found = env_copy(e, f, major, l);
 	if (found || !which)
 		goto out;
 which:
@@ -245,7 +258,7 @@ static void report(struct cvm_ctx *ctx, struct cvm_findings *fd, const struct cv
 	struct cvm_version have;
 	struct load l = { 0 };
 	const char *why = NULL;
-	bool found = f->major && loads(ctx, e, f->major, &l), known;
+	bool found = f->major && loads(ctx, e, f, &l), known;
 
 	known = found && cvm_version_parse(l.version, &have) == 0;
 	if (f->major)
@@ -257,11 +270,11 @@ static void report(struct cvm_ctx *ctx, struct cvm_findings *fd, const struct cv
 	} else if (!found) {
 		cvm_fmt(problem, sizeof(problem), "%s %s (%s) needs %s (%s) and finds no cuDNN %d",
 			 f->name, f->version, e->python, need, f->requires, f->major);
-	} else if (!known) {
+	} else if (!known && !l.own) {
 		cvm_fmt(fix, sizeof(fix), "whether %s serves %s %s", inside(ctx, l.path), f->name,
 			 f->version);
 		cvm_findings_unchecked(fd, fix, "its version is not known");
-	} else if (!cvm_fw_accepts(f, &have, &why)) {
+	} else if (known && !cvm_fw_accepts(f, &have, &why)) {
 		cvm_fmt(problem, sizeof(problem), "%s %s (%s) needs %s (%s; rule: %s), but loads %s, "
 			 "cuDNN %s (%s): %s", f->name, f->version, e->python, need, f->requires, f->rule,
 			 inside(ctx, l.path), l.version, l.why, why);
@@ -276,7 +289,7 @@ static void report(struct cvm_ctx *ctx, struct cvm_findings *fd, const struct cv
 	} else if (f->major && !arr) {
 		cvm_info("  %s %s (%s): needs %s (%s); loads %s, cuDNN %s (%s): %s", f->name, f->version,
 			 e->python, need, f->requires, inside(ctx, l.path), known ? l.version : "?",
-			 l.why, known ? "ok" : "not checked");
+			 l.why, known || l.own ? "ok" : "not checked");
 	}
 	if (arr) {
 		cvm_json *o = cvm_json_object(), *lo = found ? cvm_json_object() : NULL;
@@ -360,6 +373,15 @@ static int id_version(const char *id, struct cvm_version *v)
 	return cvm_version_parse(ver, v);
 }
 
+/*
+ * Whether f's need bears on which cuDNN to give it: one that loads the copy
+ * bundled with it (torch\lib on Windows) takes none other, whatever is active.
+ */
+static bool pins(const struct cvm_fw *f)
+{
+	return f->major && !f->bundled[0];
+}
+
 int cvm_frameworks_exec_check(const char *cmd, const char *id, bool force)
 {
 	struct cvm_strbuf sb = { 0 };
@@ -379,7 +401,7 @@ int cvm_frameworks_exec_check(const char *cmd, const char *id, bool force)
 		goto out;
 	}
 	for (size_t i = 0; i < e.n; i++) {
-		if (!e.fw[i].major || cvm_fw_accepts(&e.fw[i], &have, &why))
+		if (!pins(&e.fw[i]) || cvm_fw_accepts(&e.fw[i], &have, &why))
 			continue;
 		cvm_fw_need(&e.fw[i], need, sizeof(need));
 		if (cvm_strbuf_addf(&sb, "%s%s %s needs %s (%s; %s)", sb.len ? ", " : "", e.fw[i].name,
@@ -421,7 +443,7 @@ static int needs_text(const struct cvm_pyenv *e, struct cvm_strbuf *sb)
 	char need[96];
 
 	for (size_t i = 0; i < e->n; i++) {
-		if (!e->fw[i].major)
+		if (!pins(&e->fw[i]))
 			continue;
 		cvm_fw_need(&e->fw[i], need, sizeof(need));
 		if (cvm_strbuf_addf(sb, "%s%s %s needs %s", sb->len ? ", " : "", e->fw[i].name,
@@ -443,8 +465,8 @@ int cvm_frameworks_pick(const char *root, const char *python, const struct cvm_v
 	if (r < 0)
 		goto out;
 	for (size_t i = 0; i < e.n; i++)
-		for (size_t j = i + 1; j < e.n && e.fw[i].major; j++)
-			if (e.fw[j].major && disagree(&e.fw[i], &e.fw[j])) {
+		for (size_t j = i + 1; j < e.n && pins(&e.fw[i]); j++)
+			if (pins(&e.fw[j]) && disagree(&e.fw[i], &e.fw[j])) {
 				r = needs_text(&e, &sb);
 				if (r == 0)
 					r = cvm_err(-CVM_E_CONFLICT, "--for '%s': its frameworks "
@@ -455,12 +477,20 @@ int cvm_frameworks_pick(const char *root, const char *python, const struct cvm_v
 	for (size_t i = 0; i < n; i++) {
 		bool all = true;
 		for (size_t k = 0; k < e.n && all; k++)
-			all = !e.fw[k].major || cvm_fw_accepts(&e.fw[k], &versions[i], &why);
+			all = !pins(&e.fw[k]) || cvm_fw_accepts(&e.fw[k], &versions[i], &why);
 		if (all && (best == n || cvm_version_cmp(&versions[i], &versions[best]) > 0))
 			best = i;
 	}
 	for (size_t k = 0; k < e.n; k++)
-		nfw += e.fw[k].major != 0;
+		nfw += pins(&e.fw[k]);
+	for (size_t k = 0; k < e.n && !nfw; k++)
+		if (e.fw[k].bundled[0]) {
+			r = cvm_err(-CVM_E_NOTFOUND, "--for '%s': %s %s loads the cuDNN %d bundled with it "
+				    "(%s), whatever is active: there is nothing to choose for it",
+				    cvm_safe(python), e.fw[k].name, e.fw[k].version, e.fw[k].major,
+				    CVM_WINDOWS ? "torch\\lib" : "torch/lib");
+			goto out;
+		}
 	if (!nfw) {
 		r = cvm_err(-CVM_E_NOTFOUND, "--for '%s': no framework there says which cuDNN it needs "
 			    "(see 'cudnnvm doctor --python %s')", cvm_safe(python), cvm_safe(python));

@@ -239,4 +239,23 @@ assert_rc 1 "install --for an env whose frameworks disagree: exit 1"
 assert_err_contains "its frameworks disagree" "... saying so"
 cvm install 9.1 --for "$VX/bin/python3"
 assert_rc 2 "install VERSION --for PY: usage error"
+# T: PyTorch's "large" wheel, every library bundled and no pin (pytorch/pytorch#85097): cuDNN 8
+# in torch/lib, which it loads before any other. doctor says so; exec and --for leave it be.
+VT=/opt/envt
+venv "$ROOT$VT"
+dist "$SITE" torch 1.12.1 'Requires-Dist: typing-extensions'
+mkdir -p "$SITE/torch/lib"
+cp -L "$STORE/versions/$ID897/lib/libcudnn.so.8" "$SITE/torch/lib/"
+cvm --json doctor --python "$VT/bin/python3"
+assert_json 'd["frameworks"] == [{"name": "torch", "version": "1.12.1", "python": "'"$VT"'/bin/python3", "requires": "bundled: torch/lib/libcudnn.so.8", "needs": "cuDNN 8.x", "rule": "same major", "loads": {"path": "'"$VT"'/lib/python3.12/site-packages/torch/lib/libcudnn.so.8", "version": None, "why": "its own copy, bundled with it, which it loads before any other"}, "problem": None}] and not any("torch" in n["what"] for n in d["not_checked"])' \
+	"doctor --python, torch with cuDNN in torch/lib: the bundled copy is what it loads, no problem, nothing left unchecked"
+cvm doctor --python "$VT/bin/python3"
+assert_out_contains "  torch 1.12.1 ($VT/bin/python3): needs cuDNN 8.x (bundled: torch/lib/libcudnn.so.8); loads $VT/lib/python3.12/site-packages/torch/lib/libcudnn.so.8, cuDNN ? (its own copy, bundled with it, which it loads before any other): ok" \
+	"doctor --python (text): the bundled copy, ok"
+cvm exec 9.1.1 --cuda 12.4 -- "$ROOT$VT/bin/python3" -c x
+assert_rc 0 "exec 9.1.1 -- python of an env whose torch bundles cuDNN 8: runs (it loads its own)"
+cvm use --for "$VT/bin/python3" --cuda 12.4 --no-smoke
+assert_rc 1 "use --for an env whose torch bundles its cuDNN: exit 1"
+assert_err_line "--for '$VT/bin/python3': torch 1.12.1 loads the cuDNN 8 bundled with it (torch/lib), whatever is active: there is nothing to choose for it" \
+	"... saying it loads its own copy"
 finish

@@ -35,3 +35,34 @@ fi
 cvm doctor --python "$WFV\\nothing\\python.exe"
 rc_is 1 "doctor --python of no environment: exit 1"
 err_has "no site-packages found" "... saying there is no site-packages there"
+
+# PyTorch's Windows wheels as they are today: no cuDNN pin for Windows, cuDNN bundled in
+# torch\lib, which it loads before anything on PATH: said as the copy it loads, no problem,
+# nothing left unchecked; use --for has nothing to choose for it.
+BV=$TMP/fwbundled
+BS=$BV/Lib/site-packages
+mkdir -p "$BV/Scripts" "$BS/torch-2.5.1+cu124.dist-info" "$BS/torch/lib"
+: >"$BV/Scripts/python.exe"
+printf 'Metadata-Version: 2.1\nName: torch\nVersion: 2.5.1+cu124\nRequires-Dist: nvidia-cudnn-cu12==9.1.0.70; platform_system == "Linux"\n\n' \
+	>"$BS/torch-2.5.1+cu124.dist-info/METADATA"
+: >"$BS/torch/lib/cudnn64_9.dll"
+: >"$BS/torch/lib/cudnn_graph64_9.dll"
+WBV=$(winpath "$BV")
+cvm --json doctor --python "$WBV\\Scripts\\python.exe"
+if printf '%s' "$OUT" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+want = [{'name': 'torch', 'version': '2.5.1+cu124', 'python': sys.argv[1] + '\\\\Scripts\\\\python.exe',
+         'requires': 'bundled: torch\\\\lib\\\\cudnn64_9.dll', 'needs': 'cuDNN 9.x', 'rule': 'same major',
+         'loads': {'path': sys.argv[1] + '\\\\Lib\\\\site-packages\\\\torch\\\\lib\\\\cudnn64_9.dll',
+                   'version': None, 'why': 'its own copy, bundled with it, which it loads before any other'},
+         'problem': None}]
+sys.exit(0 if d['frameworks'] == want and not any('torch' in n['what'] for n in d['not_checked']) else 1)" "$WBV" 2>/dev/null; then
+	ok "doctor --python (Windows wheel of today): torch's bundled torch\\lib\\cudnn64_9.dll, no problem"
+else
+	not_ok "doctor --python (Windows wheel of today): torch's bundled torch\\lib\\cudnn64_9.dll, no problem" "$(diag_run)"
+fi
+cvm use --for "$WBV\\Scripts\\python.exe" --cuda 12.4 --no-smoke
+rc_is 1 "use --for an env whose torch bundles cuDNN: exit 1"
+err_has "torch 2.5.1+cu124 loads the cuDNN 9 bundled with it (torch\\lib), whatever is active: there is nothing to choose for it" \
+	"... saying it loads its own copy"
