@@ -337,8 +337,9 @@ print()
 if ("multi", "cudnnvm") in res:
     r1 = res[("multi", "cudnnvm")] / res[("multi", "manual")]
     print("- multi-block: install / manual = %.2f (target ≤ 0.55): %s" % (r1, verdict(r1 <= 0.55)))
-r2 = res[("single", "cudnnvm")] / res[("single", "floor")]
-print("- single-block: install / floor = %.2f (target ≤ 1.1): %s" % (r2, verdict(r2 <= 1.1)))
+if ("single", "cudnnvm") in res:
+    r2 = res[("single", "cudnnvm")] / res[("single", "floor")]
+    print("- single-block: install / floor = %.2f (target ≤ 1.1): %s" % (r2, verdict(r2 <= 1.1)))
 if ("single", "net") in res:
     base = max(res[("single", "download")], res[("single", "floor")])
     r3 = res[("single", "net")] / base
