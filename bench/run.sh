@@ -73,12 +73,15 @@ v = [re.search(r"#define CUDNN_%s\s+(\d+)" % k, t).group(1) for k in ("MAJOR", "
 print(".".join(v))
 EOF
 	)
-	# the build number: from a pip dist-info next to the toolkit, else 0
-	ver=$(ls -d "$inc"/../dist-info/nvidia_cudnn_cu*-"$mmp".*.dist-info 2>/dev/null | head -n 1 |
-		sed -e 's/.*-\([0-9.]*\)\.dist-info$/\1/')
+	# the build number: from a pip dist-info next to the toolkit or (a wheel's
+	# nvidia/cudnn) in its site-packages, else 0
+	dist=$(ls -d "$inc"/../dist-info/nvidia_cudnn_cu*-"$mmp".*.dist-info \
+		"$inc"/../../../nvidia_cudnn_cu*-"$mmp".*.dist-info 2>/dev/null | head -n 1)
+	ver=$(echo "$dist" | sed -n 's/.*-\([0-9.]*\)\.dist-info$/\1/p')
 	[ -n "$ver" ] || ver=$mmp.0
 	cuda=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$inc/cuda_runtime_api.h" 2>/dev/null | head -n 1)
 	if [ -n "$cuda" ]; then cuda=$((cuda / 1000)); else cuda=$(basename "$(dirname "$inc")" | sed -n 's/^cuda-\([0-9]*\).*/\1/p'); fi
+	[ -n "$cuda" ] || cuda=$(basename "$dist" | sed -n 's/^nvidia_cudnn_cu\([0-9]*\)-.*/\1/p')
 	[ -n "$cuda" ] || cuda=12
 	# the key changes when the libraries do
 	key=real-$ver-cuda$cuda-$(ls -lL "$lib"/libcudnn*.so.* "$inc"/cudnn*.h | sha256sum | cut -c1-12)

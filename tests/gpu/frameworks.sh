@@ -92,7 +92,8 @@ grep -q '^cudnn ' "$OUT/step.out" && { echo "UNEXPECTED: PyTorch ran"; fail=1; }
 # 4. What the refusal spares: PyTorch's own failure.
 step "exec $SREL --force -- python (PyTorch's own check)" "$B" --root "$R" exec "$SREL" --cuda "$CV" --force -- "$PY" -c "$PROG"
 forced_rc=$rc
-forced_msg=$(grep -m1 -i 'incompatib\|error' "$OUT/step.out" | cut -c1-200)
+forced_msg=$(grep -m1 'Error: ' "$OUT/step.out" || grep -m1 -i 'incompatib' "$OUT/step.out")
+forced_msg=$(printf '%s' "$forced_msg" | cut -c1-200)
 # 5. The version it was built with runs.
 step "exec $WREL -- python (runs)" "$B" --root "$R" exec "$WREL" --cuda "$CV" -- "$PY" -c "$PROG"
 expect 0 "exec $WREL -- python (runs)"
