@@ -67,6 +67,24 @@ SYS1="$SYS0;$CUDA_PATH_V12_4\\bin;C:\\Odd Folder\\;;%ProgramFiles%\\Tools;$CUDA_
 reg_set "$SYS_KEY" Path "$SYS1"
 USR1=$(reg_get "$USR_KEY" Path)
 
+# install --use --dry-run of a version not installed: use's changes too, planned from the
+# zip's files; nothing made, one "nothing was changed", last.
+cvm --manifests "$WMAN" install 9.2.0 --cuda 12.4 --archive "$(winpath "$A92")" --use --dry-run
+rc_is 0 "install --use --dry-run of 9.2.0 exits 0"
+case $OUT in
+*"would set HKLM"*"dry run: CUDA 12.4 ("*") would use $ID92; nothing was changed")
+	if [ "$(printf '%s\n' "$OUT" | grep -c 'nothing was changed')" = 1 ]; then
+		ok "install --use --dry-run: the PATH change use would make, then one last 'nothing was changed'"
+	else
+		not_ok "install --use --dry-run: one 'nothing was changed'" "$(diag_run)"
+	fi ;;
+*) not_ok "install --use --dry-run: the PATH change use would make, then one last 'nothing was changed'" "$(diag_run)" ;;
+esac
+if [ "$(reg_get "$SYS_KEY" Path)" = "$SYS1" ] && [ ! -e "$STORE/versions/$ID92" ] && [ ! -e "$STORE/active/cuda-12.4" ]; then
+	ok "install --use --dry-run changed neither the registry nor the store"
+else
+	not_ok "install --use --dry-run changed neither the registry nor the store" "$(ls "$STORE/versions")"
+fi
 cvm --manifests "$WMAN" install 9.2.0 --cuda 12.4 --archive "$(winpath "$A92")"
 rc_is 0 "install 9.2.0 for CUDA 12.4 (a second version)"
 cvm --manifests "$WMAN" install 8.6.0 --cuda 11.8 --archive "$(winpath "$A86")"
