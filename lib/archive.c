@@ -165,7 +165,7 @@ struct cvm_archive {
 	int fd;
 	uint64_t off;
 	unsigned char *buf;
-	bool zip;		/* follow mode: a zip, checked once it has all arrived */
+	bool zip;		/* a zip (in follow mode, checked once it has all arrived) */
 	char *wname;		/* Windows: the entry's name, UTF-8 from its UTF-16 */
 };
 
@@ -477,21 +477,14 @@ static int zip_followed(struct cvm_archive *ar)
 	return zip_check(ar->fd, ar->name, end);
 }
 
-/* Starts our own decoder when fd holds an .xz file: 1 when it does, 0 not, or an error. */
+/* Starts our own decoder on fd, an .xz file: 0 or an error (said). */
 static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts *o)
 {
-	unsigned char magic[6];
 	struct cvm_xz_info info;
 	struct stat st;
 	const char *why = NULL;
-	ssize_t n;
 	int r;
 
-	n = read_head(fd, o, magic, sizeof(magic));
-	if (n < 0)
-		return cvm_err((int)n, "cannot read '%s': %s", cvm_safe(ar->name), cvm_strerror((int)n));
-	if (!cvm_xz_magic(magic, (size_t)n))
-		return 0;
 	if (o && o->gate) {
 		r = cvm_xz_follow(fd, o->gate, o->gate_arg, &ar->xz, &why);
 	} else {
@@ -515,13 +508,15 @@ static int open_xz(struct cvm_archive *ar, int fd, const struct cvm_archive_opts
 			 "xz: %llu block%s, %u thread%s, %llu MiB limit",
 			 (unsigned long long)info.blocks, info.blocks == 1 ? "" : "s", info.threads,
 			 info.threads == 1 ? "" : "s", (unsigned long long)(info.memlimit >> 20));
-	return 1;
+	return 0;
 }
 
 int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 		     struct cvm_archive **out)
 {
 	struct cvm_archive *ar;
+	unsigned char head[6];
+	ssize_t n;
 	int r;
 
 	r = cvm_archive_load();
@@ -536,12 +531,20 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 		cvm_archive_free(ar);
 		return -ENOMEM;
 	}
-	r = open_xz(ar, fd, o);
-	if (r < 0) {
+	/* The first bytes, read once: our own xz decoder, or libarchive (a zip checked first). */
+	n = read_head(fd, o, head, sizeof(head));
+	if (n < 0) {
+		r = cvm_err((int)n, "cannot read '%s': %s", cvm_safe(name), cvm_strerror((int)n));
 		cvm_archive_free(ar);
 		return r;
 	}
-	if (r == 1) {
+	ar->zip = n >= 4 && !memcmp(head, "PK\3\4", 4);
+	if (cvm_xz_magic(head, (size_t)n)) {
+		r = open_xz(ar, fd, o);
+		if (r < 0) {
+			cvm_archive_free(ar);
+			return r;
+		}
 		/* Inside the xz only a tar stream is accepted, with no further filter. */
 		archive_read_support_format_tar(ar->a);
 		archive_read_support_format_gnutar(ar->a);
@@ -554,11 +557,9 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 		return 0;
 	}
 	/* A zip read from a file: its two directories must agree (one that arrives: zip_followed). */
-	if (!(o && o->gate)) {
-		unsigned char magic[4];
+	if (!(o && o->gate) && ar->zip) {
 		struct stat st;
-		if (cvm_pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "PK\3\4", 4) &&
-		    fstat(fd, &st) == 0 && (r = zip_check(fd, name, (uint64_t)st.st_size)) < 0) {
+		if (fstat(fd, &st) == 0 && (r = zip_check(fd, name, (uint64_t)st.st_size)) < 0) {
 			cvm_archive_free(ar);
 			return r;
 		}
@@ -572,11 +573,9 @@ int cvm_archive_open(int fd, const char *name, const struct cvm_archive_opts *o,
 	archive_read_support_format_gnutar(ar->a);
 	archive_read_support_format_zip(ar->a);
 	if (o && o->gate) {
-		unsigned char magic[4];
 		ar->gate = o->gate;
 		ar->gate_arg = o->gate_arg;
 		ar->fd = fd;
-		ar->zip = cvm_pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "PK\3\4", 4);
 		ar->buf = malloc(GATED_BUF);
 		snprintf(ar->decoder, sizeof(ar->decoder), "following the download as it arrives");
 		if (!ar->buf)
@@ -653,7 +652,7 @@ int cvm_archive_next(struct cvm_archive *ar, struct cvm_entry *e)
 again:
 	r = archive_read_next_header(ar->a, &ae);
 	if (r == ARCHIVE_EOF)
-		return ar->zip ? (ar->zip = false, zip_followed(ar)) : xz_end(ar);
+		return ar->gate && ar->zip ? (ar->zip = false, zip_followed(ar)) : xz_end(ar);
 	if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
 		return fail(ar, "cannot read the next entry");
 	if (!ar->format[0] && ar->xz)

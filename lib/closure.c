@@ -19,6 +19,7 @@
 #include "findings.h"
 #include "fsutil.h"
 #include "out.h"
+#include "select.h"
 #include "store.h"
 
 /* Windows' system places are its PATH's entries: a few dozen. */
@@ -42,16 +43,6 @@ static int add_need(struct cvm_closure *c, const char *name, const char *by, boo
 	m->by_name = by_name;
 	m->toolkit = cvm_closure_os()->component(name) != NULL;
 	return 0;
-}
-
-/* path into buf with the platform's separators (a toolkit's folder, as its user writes it). */
-static const char *with_sep(const char *path, char *buf, size_t len)
-{
-	snprintf(buf, len, "%s", path);
-	for (char *p = buf; *p; p++)
-		if (*p == '/')
-			*p = cvm_closure_os()->sep;
-	return buf;
 }
 
 /* Whether folder/name is a file (a link to one counts, as for the loader). */
@@ -128,7 +119,7 @@ static void search_open(struct search *s, const char *root, const char *dir, con
 		s->nhost = os->system_places("", s->host, MAX_PLACES);
 		s->host_cache = os->cache_open("");
 	}
-	with_sep(shown, c->looked, sizeof(c->looked));
+	cvm_env_value(c->looked, sizeof(c->looked), shown, NULL);
 	say_places(c, s->tk, s->ntk);
 	if (s->cache) {
 		snprintf(cache.shown, sizeof(cache.shown), "%s", os->cache_name);
@@ -282,7 +273,7 @@ void cvm_closure_fix(const struct cvm_closure_need *m, const struct cvm_toolkit 
 	if (comp) {
 		snprintf(pkg, sizeof(pkg), os->package, comp, tk->major, tk->minor);
 		snprintf(buf, len, "install the CUDA %d.%d component %s (%s) into %s", tk->major,
-			 tk->minor, comp, pkg, with_sep(tk->display, where, sizeof(where)));
+			 tk->minor, comp, pkg, cvm_path_shown(tk->display, where, sizeof(where)));
 	} else if (advice)
 		snprintf(buf, len, "%s", advice);
 	else if (!strncmp(m->name, "libz.", 5) || !strncmp(m->name, "zlib", 4))
@@ -374,7 +365,7 @@ void cvm_closure_warn(const struct cvm_ctx *ctx, const char *cuda, int cuda_majo
 		list_missing(&c, &sb);
 		cvm_toolkit_name(&t[k], name, sizeof(name));
 		cvm_warn("CUDA %s (%s) lacks what %s needs to load: %s; 'cudnnvm use' refuses it "
-			 "there until it has them", name, with_sep(t[k].display, where, sizeof(where)), cvm_safe(id),
+			 "there until it has them", name, cvm_path_shown(t[k].display, where, sizeof(where)), cvm_safe(id),
 			 sb.buf ? sb.buf : "");
 	}
 out:

@@ -132,8 +132,6 @@ struct cvm_closure_os {
 	const char *cache_name;
 	/* The fix of a library that is no toolkit's, when the platform knows one; NULL otherwise. */
 	const char *(*advice)(const char *name);
-	/* The folder separator of messages: a folder cudnnvm made is told with it. */
-	char sep;
 };
 
 const struct cvm_closure_os *cvm_closure_os(void);

@@ -224,7 +224,6 @@ static const struct cvm_closure_os linux_os = {
 	.package = "package %s-%d-%d",
 	.version_dir = "lib",
 	.cache_name = "the loader cache",
-	.sep = '/',
 };
 
 const struct cvm_closure_os *cvm_closure_os(void)

@@ -21,6 +21,7 @@
 #include "compat.h"
 #include "fsutil.h"
 #include "peinfo.h"
+#include "select.h"
 #include "store.h"
 #include "winenv.h"
 
@@ -75,10 +76,7 @@ static size_t place(struct cvm_closure_place *p, size_t n, size_t max, const cha
 			return n;
 	if (cvm_fmt(p[n].host, sizeof(p[n].host), "%s", host) < 0)
 		return n;
-	snprintf(p[n].shown, sizeof(p[n].shown), "%s", shown);
-	for (char *s = p[n].shown; *s; s++)
-		if (*s == '/')
-			*s = '\\';
+	cvm_env_value(p[n].shown, sizeof(p[n].shown), shown, NULL);
 	return n + 1;
 }
 
@@ -113,13 +111,8 @@ static size_t system_places(const char *root, struct cvm_closure_place *p, size_
 	}
 	if (root[0] || cvm_winenv_fresh_path(&path) < 0)
 		return n;
-	for (const char *s = path, *q; *s; s = *q ? q + 1 : q) {
-		size_t l;
-		q = strchrnul(s, ';');
-		l = (size_t)(q - s);
-		/* "C:\x\" and "C:\x" are the same folder. */
-		while (l > 1 && (s[l - 1] == '\\' || s[l - 1] == '/') && s[l - 2] != ':')
-			l--;
+	for (const char *s = path, *q; *s; s = q) {
+		size_t l = cvm_winpath_entry(s, &q);
 		if (l && cvm_fmt(dir, sizeof(dir), "%.*s", (int)l, s) == 0)
 			n = place(p, n, max, dir, dir);
 	}
@@ -187,7 +180,6 @@ static const struct cvm_closure_os win_os = {
 	.version_dir = "bin",
 	.cache_name = "the API sets",
 	.advice = advice,
-	.sep = '\\',
 };
 
 const struct cvm_closure_os *cvm_closure_os(void)

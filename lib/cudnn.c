@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "cudnn.h"
 #include "error.h"
 #include "fsutil.h"
@@ -196,4 +197,10 @@ int cvm_cudnn_check_tree(int dirfd, const char *name, struct cvm_cudnn_tree *t)
 	struct cvm_cudnn_src src = { dir_read, dir_is_file, dir_exists, &dirfd };
 
 	return cvm_cudnn_check_src(&src, name, t);
+}
+
+const char *cvm_cudnn_main_name(int major, char *buf, size_t len)
+{
+	snprintf(buf, len, CVM_WINDOWS ? "cudnn64_%d.dll" : "libcudnn.so.%d", major);
+	return buf;
 }

@@ -14,6 +14,9 @@
  * them: comments removed, continued lines joined (a define inside a comment
  * is not one). 0, -CVM_E_NOTFOUND or -ENOMEM.
  */
+/* The main library of cuDNN major on this platform, into buf: "libcudnn.so.9", Windows "cudnn64_9.dll". */
+const char *cvm_cudnn_main_name(int major, char *buf, size_t len);
+
 int cvm_cudnn_header_version(const char *text, size_t len, struct cvm_version *v);
 
 struct cvm_cudnn_tree {

@@ -45,6 +45,9 @@ int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
  */
 int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX], uint64_t *size);
 
+/* The SHA-256 of len bytes at buf, as lowercase hex: 0 or -ENOMEM. */
+int cvm_sha256_buf(const void *buf, size_t len, char hex[CVM_SHA256_HEX]);
+
 /* Lowercase hex of a digest into hex[65]. */
 void cvm_hex_encode(const uint8_t *bin, size_t len, char *hex);
 /* Decodes exactly 2*len hex digits (either case): 0 or -CVM_E_USAGE. */

@@ -64,12 +64,6 @@ struct hit {
 	char real[LEN];		/* what file resolves to */
 };
 
-/* p as Windows writes it, into buf (p itself when it does not fit). */
-static const char *win(const char *p, char *buf, size_t len)
-{
-	return cvm_env_value(buf, len, p, NULL) == 0 ? buf : p;
-}
-
 static int major_of(unsigned long v)
 {
 	struct cvm_version x;
@@ -155,7 +149,7 @@ static int main_dll(const char *dir, size_t *others)
 static int file_version(const char *path, unsigned v[4])
 {
 	char shown[LEN];
-	wchar_t *w = cvm_wide(win(path, shown, sizeof(shown)));
+	wchar_t *w = cvm_wide(cvm_path_shown(path, shown, sizeof(shown)));
 	VS_FIXEDFILEINFO *fi = NULL;
 	DWORD size, ignored;
 	UINT n = 0;
@@ -203,7 +197,7 @@ static struct cvm_doctor_copy *consider(struct cvm_doctor_report *rp, const char
 	if (!major || cvm_fmt(path, sizeof(path), "%s/cudnn64_%d.dll", dir, major) < 0 ||
 	    !realpath(path, real) || !(c = cvm_doctor_copy_add(rp, real, where)))
 		return NULL;
-	win(dir, c->dir, sizeof(c->dir));
+	cvm_path_shown(dir, c->dir, sizeof(c->dir));
 	snprintf(c->dll, sizeof(c->dll), "cudnn64_%d.dll", major);
 	c->major = major;
 	c->empty = stat(real, &st) == 0 && st.st_size == 0;
@@ -241,7 +235,7 @@ static void consider_headers(struct cvm_doctor_report *rp, const char *incdir, c
 	c = cvm_doctor_copy_add(rp, real, what);
 	if (!c)
 		return;
-	win(incdir, c->dir, sizeof(c->dir));
+	cvm_path_shown(incdir, c->dir, sizeof(c->dir));
 	c->header = h;
 }
 
@@ -327,20 +321,15 @@ static int search(const char *path, const char *name, struct hit **out, size_t *
 			continue;
 		h->kind = sys_place[i];
 		snprintf(h->place, sizeof(h->place), "%s", sys_place[i]);
-		win(sys[i], h->dir, sizeof(h->dir));
-		win(file, h->file, sizeof(h->file));
+		cvm_path_shown(sys[i], h->dir, sizeof(h->dir));
+		cvm_path_shown(file, h->file, sizeof(h->file));
 		k++;
 	}
-	for (const char *p = path ? path : "", *q; *p; p = *q ? q + 1 : q) {
-		size_t l;
-		q = strchrnul(p, ';');
-		l = (size_t)(q - p);
+	for (const char *p = path ? path : "", *q; *p; p = q) {
+		size_t l = cvm_winpath_entry(p, &q);
 		if (!l)
 			continue;
 		entry++;
-		/* "C:\x\" and "C:\x" are the same folder. */
-		while (l > 1 && (p[l - 1] == '\\' || p[l - 1] == '/') && p[l - 2] != ':')
-			l--;
 		if (cvm_fmt(dir, sizeof(dir), "%.*s", (int)l, p) < 0 ||
 		    cvm_fmt(file, sizeof(file), "%s\\%s", dir, name) < 0 || stat(file, &st) < 0 ||
 		    !S_ISREG(st.st_mode) || k == cap)
@@ -351,8 +340,8 @@ static int search(const char *path, const char *name, struct hit **out, size_t *
 		h->entry = entry;
 		h->kind = "PATH";
 		snprintf(h->place, sizeof(h->place), "PATH entry %d", entry);
-		win(dir, h->dir, sizeof(h->dir));
-		win(file, h->file, sizeof(h->file));
+		cvm_path_shown(dir, h->dir, sizeof(h->dir));
+		cvm_path_shown(file, h->file, sizeof(h->file));
 		k++;
 	}
 	*out = v;
@@ -567,7 +556,7 @@ static void check_toolkit(struct cvm_doctor_report *rp, const struct cvm_toolkit
 	int major, amajor;
 
 	cvm_toolkit_name(tk, cuda, sizeof(cuda));
-	win(tk->path, tkd, sizeof(tkd));
+	cvm_path_shown(tk->path, tkd, sizeof(tkd));
 	amajor = active_of(rp->ctx, cuda, id, sizeof(id), active);
 	major = wanted_major(tk, id, &from);
 	/* Nothing says which and none found: the newest is what a program would look for. */
@@ -791,7 +780,7 @@ static const char *shown(const struct cvm_doctor_report *rp, const char *path, c
 			 size_t len)
 {
 	(void)rp;
-	return win(path, buf, len);
+	return cvm_path_shown(path, buf, len);
 }
 
 /* The store's folder, resolved, into out[LEN] ("" without one): what a store copy's real starts with. */
@@ -907,7 +896,7 @@ int cvm_doctor_which_major(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, in
 	if (r < 0)
 		goto out;
 	snprintf(w->name, sizeof(w->name), "%s", h[0].file);
-	win(h[0].real, w->library, sizeof(w->library));
+	cvm_path_shown(h[0].real, w->library, sizeof(w->library));
 	store_real_of(ctx, store_real);
 	store_id_of(store_real, h[0].real, w->id, sizeof(w->id));
 	is_active = active[0] && !strcasecmp(h[0].real, active);

@@ -451,23 +451,19 @@ int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out)
 /* Reads the file path (relative to dirfd) into out, with m's choices (deps_only, probes). */
 static int read_file(int dirfd, const char *path, struct img *m, struct cvm_elf_info *out)
 {
-	struct stat st;
+	uint64_t size;
 	int fd, r;
 
 	memset(out, 0, sizeof(*out));
-	fd = cvm_open_regular(dirfd, path, O_RDONLY, 0);
+	fd = cvm_open_regular_sized(dirfd, path, &size);
 	if (fd < 0)
 		return fd == -CVM_E_NOTREG ? -CVM_E_LAYOUT : fd;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+	if (size < sizeof(Elf64_Ehdr)) {
 		r = -CVM_E_LAYOUT;
 		goto out;
 	}
 	m->fd = fd;
-	m->len = (uint64_t)st.st_size;
+	m->len = size;
 	r = parse(m, out);
 out:
 	close(fd);

@@ -18,12 +18,14 @@
 
 #include "alloc.h"
 #include "compat.h"
+#include "cudnn.h"
 #include "error.h"
 #include "frameworks.h"
 #include "fsutil.h"
 #include "json.h"
 #include "manifest.h"
 #include "out.h"
+#include "select.h"
 #include "store.h"
 
 /* METADATA's headers come first, its description after them: this much holds them. */
@@ -440,18 +442,19 @@ static void wheel_copy(struct cvm_pyenv *e, const char *site, const char *versio
  */
 static bool torch_bundled(const char *site, struct cvm_fw *f)
 {
-	char dir[PATH_MAX], name[PATH_MAX];
+	char dir[PATH_MAX], path[PATH_MAX], lib[32], rel[64];
 
 	if (cvm_fmt(dir, sizeof(dir), "%s/torch/lib", site) < 0)
 		return false;
 	for (int major = 9; major >= 7; major--) {
-		if (cvm_fmt(name, sizeof(name), CVM_WINDOWS ? "%s/cudnn64_%d.dll" : "%s/libcudnn.so.%d",
-			    dir, major) < 0 || access(name, F_OK) < 0)
+		cvm_cudnn_main_name(major, lib, sizeof(lib));
+		if (cvm_fmt(path, sizeof(path), "%s/%s", dir, lib) < 0 || access(path, F_OK) < 0)
 			continue;
 		f->major = major;
 		f->rule = RULE_MAJOR;
-		snprintf(f->requires, sizeof(f->requires), CVM_WINDOWS ? "bundled: torch\\lib\\"
-			 "cudnn64_%d.dll" : "bundled: torch/lib/libcudnn.so.%d", major);
+		snprintf(rel, sizeof(rel), "torch/lib/%s", lib);
+		snprintf(f->requires, sizeof(f->requires), "bundled: %s",
+			 cvm_path_shown(rel, path, sizeof(path)));
 		snprintf(f->bundled, sizeof(f->bundled), "%s", dir);
 		return true;
 	}

@@ -17,6 +17,7 @@
 
 #include "alloc.h"
 #include "compat.h"
+#include "cudnn.h"
 #include "doctor.h"
 #include "error.h"
 #include "frameworks.h"
@@ -162,17 +163,13 @@ struct load {
 static bool env_copy(const struct cvm_pyenv *e, const struct cvm_fw *f, int major, struct load *l)
 {
 	const char *dir = f->bundled[0] ? f->bundled : e->copy;
-	char name[PATH_MAX];
+	char name[PATH_MAX], lib[32];
 
-	if (!dir[0] || cvm_fmt(name, sizeof(name), CVM_WINDOWS ? "%s/cudnn64_%d.dll" :
-			       "%s/libcudnn.so.%d", dir, major) < 0 || access(name, F_OK) < 0)
+	if (!dir[0] || cvm_fmt(name, sizeof(name), "%s/%s", dir,
+			       cvm_cudnn_main_name(major, lib, sizeof(lib))) < 0 || access(name, F_OK) < 0)
 		return false;
-	snprintf(l->path, sizeof(l->path), "%s", name);
 	/* As Windows writes it, like which's answers there. */
-	if (CVM_WINDOWS)
-		for (char *p = l->path; *p; p++)
-			if (*p == '/')
-				*p = '\\';
+	cvm_env_value(l->path, sizeof(l->path), name, NULL);
 	l->own = f->bundled[0] != '\0';
 	if (l->own) {
 		l->why = "its own copy, bundled with it, which it loads before any other";

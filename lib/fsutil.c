@@ -450,7 +450,7 @@ static int open_failed(int dirfd, const char *name, int e)
 	return -e;
 }
 
-int cvm_open_regular(int dirfd, const char *name, int flags, mode_t mode)
+static int open_regular(int dirfd, const char *name, int flags, mode_t mode, uint64_t *size)
 {
 	struct stat st;
 	int fd;
@@ -467,7 +467,27 @@ int cvm_open_regular(int dirfd, const char *name, int flags, mode_t mode)
 		close(fd);
 		return -CVM_E_NOTREG;
 	}
+	if (size)
+		*size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
 	return fd;
+}
+
+int cvm_open_regular(int dirfd, const char *name, int flags, mode_t mode)
+{
+	return open_regular(dirfd, name, flags, mode, NULL);
+}
+
+int cvm_open_regular_sized(int dirfd, const char *name, uint64_t *size)
+{
+	return open_regular(dirfd, name, O_RDONLY, 0, size);
+}
+
+void cvm_path_folder(const char *path, char *buf, size_t len)
+{
+	const char *a = strrchr(path, '/'), *b = CVM_WINDOWS ? strrchr(path, '\\') : NULL;
+	const char *cut = a > b ? a : b;
+
+	snprintf(buf, len, "%.*s", cut ? (int)(cut - path) : (int)strlen(path), path);
 }
 
 /* name is absent or a regular file: what cvm_write_file_at may replace. */

@@ -95,6 +95,12 @@ int cvm_write_file_at(int dirfd, const char *name, const void *buf, size_t len, 
  */
 int cvm_open_regular(int dirfd, const char *name, int flags, mode_t mode);
 
+/* cvm_open_regular(dirfd, name, O_RDONLY), with the file's size (from the same fstat) into *size. */
+int cvm_open_regular_sized(int dirfd, const char *name, uint64_t *size);
+
+/* path's folder (cut at its last '/', or on Windows '\' too) into buf; path itself when it has none. */
+void cvm_path_folder(const char *path, char *buf, size_t len);
+
 /*
  * Reads the rest of fd, a regular file of at most max bytes by its fstat
  * (NUL-terminated, malloc'd into *buf, caller frees; *len its length when

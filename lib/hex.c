@@ -26,6 +26,20 @@ int cvm_sha256_at(int dirfd, const char *path, char hex[CVM_SHA256_HEX], uint64_
 	return r;
 }
 
+int cvm_sha256_buf(const void *buf, size_t len, char hex[CVM_SHA256_HEX])
+{
+	struct cvm_sha256 *c = cvm_sha256_new();
+	uint8_t d[CVM_SHA256_LEN];
+	int r = c ? cvm_sha256_update(c, buf, len) : -ENOMEM;
+
+	if (r == 0)
+		r = cvm_sha256_final(c, d);
+	cvm_sha256_free(c);
+	if (r == 0)
+		cvm_hex_encode(d, sizeof(d), hex);
+	return r;
+}
+
 void cvm_hex_encode(const uint8_t *bin, size_t len, char *hex)
 {
 	static const char digits[] = "0123456789abcdef";

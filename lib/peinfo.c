@@ -319,24 +319,20 @@ int cvm_pe_read_at(int dirfd, const char *path, const char *const *probes, size_
 		   struct cvm_pe_info *out)
 {
 	struct pe *m = NULL;
-	struct stat st;
+	uint64_t size;
 	int fd, r;
 
 	memset(out, 0, sizeof(*out));
-	fd = cvm_open_regular(dirfd, path, O_RDONLY, 0);
+	fd = cvm_open_regular_sized(dirfd, path, &size);
 	if (fd < 0)
 		return fd == -CVM_E_NOTREG ? -CVM_E_LAYOUT : fd;
-	if (fstat(fd, &st) < 0) {
-		r = -errno;
-		goto out;
-	}
 	m = calloc(1, sizeof(*m));
 	if (!m) {
 		r = -ENOMEM;
 		goto out;
 	}
 	m->fd = fd;
-	m->len = st.st_size > 0 ? (uint64_t)st.st_size : 0;
+	m->len = size;
 	m->probes = probes;
 	m->nprobes = nprobes;
 	r = parse(m, out);

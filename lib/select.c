@@ -404,6 +404,11 @@ int cvm_env_value(char *buf, size_t len, const char *dir, const char *sub)
 	return r;
 }
 
+const char *cvm_path_shown(const char *p, char *buf, size_t len)
+{
+	return cvm_env_value(buf, len, p, NULL) == 0 ? buf : p;
+}
+
 int cvm_env_compose(char *buf, size_t len, const struct cvm_env_var *v, const char *dir,
 		    const char *old)
 {

@@ -85,6 +85,9 @@ extern const char cvm_env_sep;
 /* dir/sub (or dir) as this platform writes paths ('\\' on Windows) into buf: 0 or -ENAMETOOLONG. */
 int cvm_env_value(char *buf, size_t len, const char *dir, const char *sub);
 
+/* p as this platform writes paths, for a message: buf (cvm_env_value's), or p when it does not fit. */
+const char *cvm_path_shown(const char *p, char *buf, size_t len);
+
 /*
  * The value v gets for the version in dir: cvm_env_value's, followed for a
  * list (v->sub) by cvm_env_sep and old when old is not empty (NULL: none).

@@ -297,15 +297,6 @@ int cvm_smoke_child(int argc, char **argv)
 
 /* ------------------------------------------------------------ the parent */
 
-/* A path's folder (its last '/' or '\' cut off), into buf. */
-static void folder_of(const char *path, char *buf, size_t len)
-{
-	const char *a = strrchr(path, '/'), *b = strrchr(path, '\\');
-	const char *cut = a > b ? a : b;
-
-	snprintf(buf, len, "%.*s", cut ? (int)(cut - path) : (int)strlen(path), path);
-}
-
 /* Whether a and b are the same folder or file (volume and file index), through junctions. */
 static bool same_object(const char *a, const char *b)
 {
@@ -351,7 +342,7 @@ static void why_there(const char *got, const char *want, const char *what, const
 	if (GetWindowsDirectoryW(w, MAX_PATH))
 		utf8_path(w, win, sizeof(win));
 	if (cvm_self_exe(exe, sizeof(exe)) == 0)
-		folder_of(exe, exe, sizeof(exe));
+		cvm_path_folder(exe, exe, sizeof(exe));
 	if (exe[0] && same_object(got, exe))
 		snprintf(why, len, "it lies beside cudnnvm.exe, where Windows looks first");
 	else if ((sys[0] && same_object(got, sys)) || (win[0] && same_object(got, win)))
@@ -427,7 +418,7 @@ int cvm_smoke_probe(const char *lib, unsigned long *version, unsigned long *cuda
 	/* Windows guards files with ACLs, not owners: trust.h has nothing to check here yet. */
 	if (cvm_self_exe(exe, sizeof(exe)) < 0)
 		return -ENOMEM;
-	folder_of(lib, dir, sizeof(dir));
+	cvm_path_folder(lib, dir, sizeof(dir));
 	res = calloc(1, sizeof(*res));
 	if (!res)
 		return -ENOMEM;
@@ -493,7 +484,7 @@ static int check_from(const struct cvm_smoke_report *res, const char *bin, const
 			cvm_json_append(mapped, cvm_json_string(path));
 			snprintf(name, sizeof(name), "%s", strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
 		}
-		folder_of(path, dir, sizeof(dir));
+		cvm_path_folder(path, dir, sizeof(dir));
 		if (r == 0 && !same_object(dir, bin)) {
 			why_there(dir, bin, what, cpath, why, sizeof(why));
 			r = cvm_err(-CVM_E_SMOKE, "smoke test: %s came from %s, not from %s: %s",
@@ -598,7 +589,7 @@ static int check_library(struct cvm_smoke_check *sc, cvm_json *json)
 	if (!cvm_out.json && cvm_smoke_get(sc->res, "cudart_path", val, sizeof(val)))
 		cvm_info("  runtime   %s", cvm_safe(val));
 	/* The file the search found first must be the version's, whatever it reports. */
-	folder_of(sc->loaded, dir, sizeof(dir));
+	cvm_path_folder(sc->loaded, dir, sizeof(dir));
 	if (!same_object(dir, sc->lib)) {
 		why_there(dir, sc->lib, c->what, c->cpath, why, sizeof(why));
 		return cvm_err(-CVM_E_SMOKE, "smoke test: a program started now loads %s, not the one "

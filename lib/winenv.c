@@ -380,6 +380,17 @@ int cvm_winenv_fresh_path(char **out)
 	return r;
 }
 
+size_t cvm_winpath_entry(const char *p, const char **next)
+{
+	const char *q = strchrnul(p, ';');
+	size_t l = (size_t)(q - p);
+
+	*next = *q ? q + 1 : q;
+	while (l > 1 && (p[l - 1] == '\\' || p[l - 1] == '/') && p[l - 2] != ':')
+		l--;
+	return l;
+}
+
 int cvm_winenv_system_dir(bool windows, char *buf, size_t len)
 {
 	wchar_t w[MAX_PATH + 1];

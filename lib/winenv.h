@@ -53,6 +53,13 @@ int cvm_winenv_fresh_path(char **out);
 /* One of the system folders, UTF-8: System32 (GetSystemDirectory) or the Windows folder. */
 int cvm_winenv_system_dir(bool windows, char *buf, size_t len);
 
+/*
+ * The entry of a PATH value that starts at p: its length without a trailing
+ * '\' or '/' ("C:\x\" is the folder "C:\x"; "C:\" keeps its own); *next
+ * is where the entry after it starts (the value's end after the last).
+ */
+size_t cvm_winpath_entry(const char *p, const char **next);
+
 /* Whether a and b name the same folder by Windows' rules (no file system access). */
 bool cvm_winpath_same(const char *a, const char *b);
 

@@ -26,23 +26,19 @@ bool cvm_zlibwapi_needed(bool windows, const struct cvm_version *v)
 /* DLL beside this program into path[len]. */
 static int beside_us(char *path, size_t len)
 {
-	char exe[4096];
-	const char *a, *b, *cut;
+	char exe[4096], dir[4096];
 	int r = cvm_self_exe(exe, sizeof(exe));
 
 	if (r < 0)
 		return r;
-	a = strrchr(exe, '/');
-	b = strrchr(exe, '\\');
-	cut = a > b ? a : b;
-	return cvm_fmt(path, len, "%.*s/%s", cut ? (int)(cut - exe) : 0, exe, DLL);
+	cvm_path_folder(exe, dir, sizeof(dir));
+	return cvm_fmt(path, len, "%s/%s", dir, DLL);
 }
 
 int cvm_zlibwapi_place(int vfd, const char *id, struct cvm_filelist *files)
 {
 	char src[4200], hex[CVM_SHA256_HEX], *buf = NULL;
 	size_t len = 0;
-	uint64_t size = 0;
 	struct stat st;
 	int r;
 
@@ -57,11 +53,12 @@ int cvm_zlibwapi_place(int vfd, const char *id, struct cvm_filelist *files)
 			 "on PATH", cvm_safe(id), r == -ENOENT ? "this build has none" : cvm_strerror(r));
 		return 0;
 	}
-	r = cvm_write_file_at(vfd, "bin/" DLL, buf, len, 0644);
+	/* The record's hash is of the bytes written, hashed as they are in memory. */
+	r = cvm_sha256_buf(buf, len, hex);
 	if (r == 0)
-		r = cvm_sha256_at(vfd, "bin/" DLL, hex, &size);
+		r = cvm_write_file_at(vfd, "bin/" DLL, buf, len, 0644);
 	if (r == 0)
-		r = cvm_filelist_add(files, "bin/" DLL, NULL, hex, size, 0644);
+		r = cvm_filelist_add(files, "bin/" DLL, NULL, hex, len, 0644);
 	free(buf);
 	if (r < 0)
 		return cvm_err(r, "cannot put " DLL " into %s: %s", cvm_safe(id), cvm_strerror(r));

@@ -11,6 +11,7 @@
 #include "activate.h"
 #include "cli.h"
 #include "compat.h"
+#include "cudnn.h"
 #include "doctor.h"
 #include "error.h"
 #include "fsutil.h"
@@ -65,7 +66,7 @@ int cvm_cmd_which(struct cvm_ctx *ctx, int argc, char **argv)
 	r = cvm_doctor_which(ctx, &tk, &w);
 	/* The major the toolkit's headers or active version say; 0: nothing says, any was looked for. */
 	if (w.major)
-		snprintf(name, sizeof(name), CVM_WINDOWS ? "cudnn64_%d.dll" : "libcudnn.so.%d", w.major);
+		cvm_cudnn_main_name(w.major, name, sizeof(name));
 	else
 		snprintf(name, sizeof(name), CVM_WINDOWS ? "cudnn64_N.dll of any major (7 to 9)"
 			 : "libcudnn.so.N of any major (7 to 9)");
