@@ -45,6 +45,15 @@ int cvm_rename_exchange(int dfd, const char *a, const char *b);
 int cvm_syncfs(int fd);
 bool cvm_flush_each_file(void);
 
+/* Flushes fd's file system in the background (syncfs every 200 ms) until
+ * cvm_flush_behind_stop, so that a flush after a large write has little left
+ * to wait for. NULL where nothing is done: on Windows, where each file is
+ * flushed as it is closed, or when no thread can be started. _stop(NULL) is
+ * a no-op; it waits for a flush in progress. */
+struct cvm_flush_behind;
+struct cvm_flush_behind *cvm_flush_behind_start(int fd);
+void cvm_flush_behind_stop(struct cvm_flush_behind *f);
+
 /* Starts writing back len bytes of fd from off (0: to the end) without
  * waiting (sync_file_range); nothing on Windows. Never fails. */
 void cvm_writeback(int fd, uint64_t off, uint64_t len);

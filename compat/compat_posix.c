@@ -2,15 +2,19 @@
 /* The platform layer on Linux: compat.h's calls on the kernel's. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compat.h"
@@ -36,6 +40,76 @@ int cvm_rename_exchange(int dfd, const char *a, const char *b)
 int cvm_syncfs(int fd)
 {
 	return syncfs(fd) < 0 ? -errno : 0;
+}
+
+struct cvm_flush_behind {
+	pthread_t tid;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int fd;
+	bool stop;
+};
+
+static void *flush_behind(void *arg)
+{
+	struct cvm_flush_behind *f = arg;
+	struct timespec t;
+
+	pthread_mutex_lock(&f->mu);
+	while (!f->stop) {
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 200 * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&f->cv, &f->mu, &t) != ETIMEDOUT || f->stop)
+			continue;
+		pthread_mutex_unlock(&f->mu);
+		/* A journal commit now and then as the data is written, rather than one large at the end. */
+		(void)syncfs(f->fd);
+		pthread_mutex_lock(&f->mu);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return NULL;
+}
+
+struct cvm_flush_behind *cvm_flush_behind_start(int fd)
+{
+	struct cvm_flush_behind *f = calloc(1, sizeof(*f));
+	sigset_t all, old;
+	int r;
+
+	if (!f)
+		return NULL;
+	f->fd = fd;
+	pthread_mutex_init(&f->mu, NULL);
+	pthread_cond_init(&f->cv, NULL);
+	/* Signals stay with the threads that wait for them (a Ctrl-C with the main one). */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	r = pthread_create(&f->tid, NULL, flush_behind, f);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r == 0)
+		return f;
+	pthread_cond_destroy(&f->cv);
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+	return NULL;
+}
+
+void cvm_flush_behind_stop(struct cvm_flush_behind *f)
+{
+	if (!f)
+		return;
+	pthread_mutex_lock(&f->mu);
+	f->stop = true;
+	pthread_cond_signal(&f->cv);
+	pthread_mutex_unlock(&f->mu);
+	pthread_join(f->tid, NULL);
+	pthread_cond_destroy(&f->cv);
+	pthread_mutex_destroy(&f->mu);
+	free(f);
 }
 
 void cvm_writeback(int fd, uint64_t off, uint64_t len)

@@ -658,6 +658,7 @@ int cvm_bundle_install(struct cvm_ctx *ctx, const struct cvm_bundle_opts *o,
 		b.staged[0] = '\0';
 		goto out;
 	}
+	cvm_store_flush_behind(&ctx->store);
 	r = extract_bundle(&b);
 	if (r == 0)
 		r = read_carried_record(&b);

@@ -530,8 +530,10 @@ static void pipeline_opened(void *arg, int fd)
 		return;
 	}
 	r = cvm_store_stage(&p->ctx->store, p->in->id, p->staged, sizeof(p->staged), &p->sfd);
-	if (r == 0)
+	if (r == 0) {
+		cvm_store_flush_behind(&p->ctx->store);
 		r = cvm_extract_spawn(p->rfd, p->in->cache_path, p->xo, p->sfd, &p->child);
+	}
 	if (r < 0) {
 		p->error = r;
 		pipeline_stop(p);
@@ -880,6 +882,8 @@ static int stage(struct install_run *run, const char *name)
 
 	if (r < 0)
 		run->staged[0] = '\0';
+	else
+		cvm_store_flush_behind(&run->ctx->store);
 	return r;
 }
 

@@ -69,6 +69,7 @@ int cvm_store_open(struct cvm_store *s, const char *path, const char *display, b
 	int r;
 
 	s->fd = s->lock_fd = -1;
+	s->behind = NULL;
 	s->path = strdup(path);
 	s->display = strdup(display);
 	if (!s->path || !s->display) {
@@ -110,6 +111,8 @@ fail:
 
 void cvm_store_close(struct cvm_store *s)
 {
+	cvm_flush_behind_stop(s->behind);
+	s->behind = NULL;
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	if (s->fd >= 0)
@@ -415,6 +418,8 @@ int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bo
 	if (r < 0)
 		return sys_err(s, "name a version", r);
 	/* One flush of everything extracted instead of an fsync per file. */
+	cvm_flush_behind_stop(s->behind);
+	s->behind = NULL;
 	r = cvm_syncfs(s->fd);
 	if (r < 0)
 		return sys_err(s, "sync", r);
@@ -459,12 +464,20 @@ int cvm_store_discard(struct cvm_store *s, const char *staged)
 {
 	int fd, r;
 
+	cvm_flush_behind_stop(s->behind);
+	s->behind = NULL;
 	fd = openat(s->fd, ".staging", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	r = cvm_rm_rf_at(fd, staged);
 	close(fd);
 	return r;
+}
+
+void cvm_store_flush_behind(struct cvm_store *s)
+{
+	if (!s->behind && s->fd >= 0)
+		s->behind = cvm_flush_behind_start(s->fd);
 }
 
 /*

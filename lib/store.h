@@ -18,6 +18,7 @@ struct cvm_store {
 	int fd;			/* the store folder, or -1 */
 	int lock_fd;		/* STORE/.lock while locked, or -1 */
 	struct cvm_plan *plan;	/* the run's plan (its context's), or NULL: make every change */
+	struct cvm_flush_behind *behind; /* cvm_store_flush_behind's, or NULL */
 };
 
 /*
@@ -54,6 +55,13 @@ int cvm_store_sweep(struct cvm_store *s);
  * and *dirfd are the caller's to pass to _commit or _discard.
  */
 int cvm_store_stage(struct cvm_store *s, const char *id, char *name, size_t len, int *dirfd);
+
+/*
+ * For a large staged tree: until the next _commit, _discard or _close, the
+ * store's file system is flushed in the background as the tree is written
+ * (compat.h), so that the commit's flush has little left to wait for.
+ */
+void cvm_store_flush_behind(struct cvm_store *s);
 
 /*
  * Makes a staged tree versions/<id>: syncs the file system, renames, fsyncs

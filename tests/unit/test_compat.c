@@ -5,6 +5,7 @@
  * under TMPDIR (or the working folder) and removes it.
  */
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,6 +110,82 @@ static void test_rename(void)
 	CHECK(exists("dir2") && !exists("dir1"), "the folder moved");
 	cvm_rm_rf_at(dfd, "dir2");
 	unlinkat(dfd, "three", 0);
+}
+
+#ifndef _WIN32
+/* The tasks of this process: their number, and the greatest id (the newest thread). */
+static int tasks(long *newest)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+	int n = 0;
+
+	*newest = 0;
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			n++;
+			if (atol(de->d_name) > *newest)
+				*newest = atol(de->d_name);
+		}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/*
+ * Whether task tid blocks SIGINT and SIGTERM (its SigBlk mask), read once it
+ * sleeps: a thread starts with every signal blocked until it takes its own mask.
+ */
+static bool blocks_signals(long tid)
+{
+	const struct timespec nap = { 0, 10 * 1000000L };
+	char path[64], line[256];
+	unsigned long long mask = 0;
+	bool asleep = false;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%ld/status", tid);
+	for (int i = 0; i < 500 && !asleep; i++) {
+		FILE *f = fopen(path, "r");
+		if (!f)
+			return false;
+		while (fgets(line, sizeof(line), f)) {
+			if (!strncmp(line, "State:", 6))
+				asleep = strstr(line, "(sleeping)") != NULL;
+			sscanf(line, "SigBlk: %llx", &mask);
+		}
+		fclose(f);
+		if (!asleep)
+			nanosleep(&nap, NULL);
+	}
+	return asleep && (mask >> (SIGINT - 1) & 1) && (mask >> (SIGTERM - 1) & 1);
+}
+#endif
+
+static void test_flush_behind(void)
+{
+#ifdef _WIN32
+	CHECK(cvm_flush_behind_start(dfd) == NULL,
+	      "Windows: nothing runs behind (each file is flushed as it is closed)");
+#else
+	struct cvm_flush_behind *f;
+	sigset_t none, old;
+	long before, tid;
+	int n0 = tasks(&before);
+
+	/* Started from a thread that blocks nothing, as the CLI's main thread. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, &old);
+	f = cvm_flush_behind_start(dfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	CHECK(f != NULL, "Linux: a thread flushes behind");
+	CHECK_INT(tasks(&tid), n0 + 1, "one thread more while it runs");
+	CHECK(tid != before && blocks_signals(tid), "it blocks SIGINT and SIGTERM (a Ctrl-C is the main thread's)");
+	cvm_write_file_at(dfd, "behind", "x", 1, 0644);
+	cvm_flush_behind_stop(f);
+	CHECK_INT(tasks(&tid), n0, "stopped: the thread is gone");
+	cvm_flush_behind_stop(NULL);
+	unlinkat(dfd, "behind", 0);
+#endif
 }
 
 static void test_lock(void)
@@ -254,6 +331,7 @@ int main(int argc, char **argv)
 		return unit_done();
 	test_files();
 	test_rename();
+	test_flush_behind();
 	test_lock();
 	test_dir_and_names();
 	test_system();
