@@ -70,7 +70,7 @@ endif
 vpath %.c src lib compat
 CMD_SRCS := $(sort $(wildcard src/cmd_*.c))
 COMMON_SRCS := $(addprefix lib/,activate.c alloc.c archive.c bundle.c cache.c ccgate.c closure.c config.c cudnn.c \
-	digest.c doctor.c entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c install.c \
+	digest.c doctor.c elfcache.c entry.c error.c extract.c fault.c fetch_loop.c findings.c fsutil.c hex.c install.c \
 	journal.c json.c lock.c manifest.c mirror.c modulefiles.c out.c plan.c procmap.c record.c release.c \
 	select.c smoke_conv.c smoke_verdict.c smokelog.c store.c toolkit.c trust.c update.c version.c xz.c)
 # Framework truth (frameworks.h): what a Python environment's frameworks need.

@@ -574,7 +574,7 @@ static int check_release(struct bundle_install *b)
 	size_t nodd = 0;
 	int r;
 
-	r = cvm_release_check(b->sfd, b->rec.release, &odd, &nodd);
+	r = cvm_release_check(b->sfd, b->rec.release, &b->x.elf, &odd, &nodd);
 	if (r < 0)
 		r = cvm_err(r, "bundle '%s': cannot read its libraries: %s", cvm_safe(b->path),
 			    cvm_strerror(-r));
@@ -584,7 +584,7 @@ static int check_release(struct bundle_install *b)
 	if (r < 0)
 		return r;
 	if (!b->rec.archs.known)
-		cvm_ccgate_scan(b->sfd, &b->rec.archs);
+		cvm_ccgate_scan(b->sfd, &b->x.elf, &b->rec.archs);
 	return 0;
 }
 
@@ -684,7 +684,7 @@ out:
 	/* The cache keeps only what was verified as a whole. */
 	if (r < 0 && b.fetched && !o->sha256)
 		drop_cached(ctx, o->bundle);
-	cvm_filelist_release(&b.x.files);
+	cvm_extract_release(&b.x);
 	cvm_filelist_release(&b.files);
 	cvm_filelist_release(&b.want);
 	cvm_record_release(&b.rec);

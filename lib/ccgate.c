@@ -36,19 +36,6 @@ static void intersect(unsigned *v, size_t *n, const unsigned *w, size_t m)
 	*n = k;
 }
 
-int cvm_ccgate_scan(int vfd, struct cvm_archs *out)
-{
-	int fd, r;
-
-	memset(out, 0, sizeof(*out));
-	fd = openat(vfd, "lib", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	r = cvm_ccgate_scan_dir(fd, out);
-	close(fd);
-	return r;
-}
-
 /*
  * Whether st's file was read already (and notes it): NVIDIA's names
  * (libcudnn_cnn.so -> .so.9 -> .so.9.x.y) are three ways to one file, each
@@ -66,7 +53,12 @@ static int seen_before(struct seen *s, const struct stat *st)
 	return 0;
 }
 
-int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out)
+bool cvm_ccgate_reads(const char *name)
+{
+	return !strncmp(name, "libcudnn", 8) && strstr(name, ".so");
+}
+
+static int scan_dir(int libfd, const struct cvm_elf_cache *known, struct cvm_archs *out)
 {
 	struct seen seen = { 0 };
 	struct dirent *de;
@@ -87,7 +79,7 @@ int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out)
 		struct cvm_elf_info e;
 		struct stat st;
 		/* Links followed: a toolkit's names may be links into the store. */
-		if (strncmp(de->d_name, "libcudnn", 8) || !strstr(de->d_name, ".so") ||
+		if (!cvm_ccgate_reads(de->d_name) ||
 		    fstatat(dirfd(d), de->d_name, &st, 0) < 0 || !S_ISREG(st.st_mode))
 			continue;
 		r = seen_before(&seen, &st);
@@ -97,7 +89,7 @@ int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out)
 			r = 0;
 			continue;
 		}
-		r = cvm_elf_read_at(dirfd(d), de->d_name, &e);
+		r = cvm_elf_read_known(known, dirfd(d), de->d_name, &e);
 		if (r == -CVM_E_LAYOUT) {
 			r = 0;
 			continue;
@@ -119,6 +111,24 @@ int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out)
 	}
 	closedir(d);
 	free(seen.v);
+	return r;
+}
+
+int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out)
+{
+	return scan_dir(libfd, NULL, out);
+}
+
+int cvm_ccgate_scan(int vfd, const struct cvm_elf_cache *known, struct cvm_archs *out)
+{
+	int fd, r;
+
+	memset(out, 0, sizeof(*out));
+	fd = openat(vfd, "lib", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	r = scan_dir(fd, known, out);
+	close(fd);
 	return r;
 }
 

@@ -28,8 +28,13 @@ struct cvm_archs {
  * dirfd; the architectures kept are those all of them have. Files without
  * device code (the dispatcher, libcudnn_graph) do not count; with none at
  * all, known stays false. 0 or -errno (a file that is not ELF is skipped).
+ * What known (or NULL) has of a library is not read again (elfinfo.h).
  */
-int cvm_ccgate_scan(int dirfd, struct cvm_archs *out);
+struct cvm_elf_cache;
+int cvm_ccgate_scan(int dirfd, const struct cvm_elf_cache *known, struct cvm_archs *out);
+
+/* Whether the scans read a file of this name (libcudnn*.so*): the release check's are among them. */
+bool cvm_ccgate_reads(const char *name);
 
 /* The same for a library folder itself (libfd; links followed). */
 int cvm_ccgate_scan_dir(int libfd, struct cvm_archs *out);

@@ -181,9 +181,12 @@ static int landlock_to(int dirfd)
 	fd = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (fd < 0)
 		return -errno;
-	/* Beneath the staging folder: make folders, files and symlinks, write files. */
-	pb.allowed_access = LL_FS_WRITE_FILE | LL_FS_READ_DIR | LL_FS_MAKE_DIR | LL_FS_MAKE_REG |
-			    LL_FS_MAKE_SYM;
+	/*
+	 * Beneath the staging folder: make folders, files and symlinks, write
+	 * files, and read them back (the libraries it wrote, extract.c).
+	 */
+	pb.allowed_access = LL_FS_WRITE_FILE | LL_FS_READ_FILE | LL_FS_READ_DIR | LL_FS_MAKE_DIR |
+			    LL_FS_MAKE_REG | LL_FS_MAKE_SYM;
 	pb.parent_fd = dirfd;
 	if (syscall(SYS_landlock_add_rule, fd, LL_RULE_PATH_BENEATH, &pb, 0) < 0 ||
 	    syscall(SYS_landlock_restrict_self, fd, 0) < 0)

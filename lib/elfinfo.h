@@ -18,6 +18,7 @@
  */
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CVM_ELF_MAX_ARCHS 32
 #define CVM_ELF_MAX_NEEDED 32
@@ -65,6 +66,33 @@ int cvm_elf_read_at(int dirfd, const char *path, struct cvm_elf_info *out);
  */
 int cvm_elf_read_deps(int dirfd, const char *path, const char *const *probes, size_t nprobes,
 		      struct cvm_elf_info *out);
+
+/*
+ * What cvm_elf_read_at answered for files, by device and inode (elfcache.c):
+ * the extraction reads each library as it is written (extract.h), so that
+ * the checks of the staged tree (release.h, ccgate.h) need not read it again.
+ */
+struct cvm_elf_known {
+	uint64_t dev, ino;
+	int r;				/* 0 or -CVM_E_LAYOUT */
+	struct cvm_elf_info e;
+};
+
+struct cvm_elf_cache {
+	struct cvm_elf_known *v;
+	size_t n, cap;
+};
+
+/* Notes read_at's answer r (0 or -CVM_E_LAYOUT) for the file dev:ino: 0 or -ENOMEM. */
+int cvm_elf_cache_add(struct cvm_elf_cache *c, uint64_t dev, uint64_t ino, int r,
+		      const struct cvm_elf_info *e);
+/*
+ * cvm_elf_read_at(dirfd, path, out), unless c (or NULL) has the answer for
+ * path's file (symlinks followed, as read_at follows them).
+ */
+int cvm_elf_read_known(const struct cvm_elf_cache *c, int dirfd, const char *path,
+		       struct cvm_elf_info *out);
+void cvm_elf_cache_free(struct cvm_elf_cache *c);
 
 /* "9.19.0" for 91900 (8.9.7 for 8907); buf of at least 16 bytes. */
 void cvm_elf_version_str(unsigned long v, char *buf, size_t len);

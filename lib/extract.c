@@ -20,6 +20,7 @@
 
 #include "alloc.h"
 #include "archive.h"
+#include "ccgate.h"
 #include "confine.h"
 #include "cudnn.h"
 #include "digest.h"
@@ -147,6 +148,27 @@ static int out_put(struct out_file *f, const unsigned char *p, size_t len)
 	return r;
 }
 
+/*
+ * A library just written is read here, while its pages are in memory, for
+ * the checks after the extraction (elfinfo.h): they read nothing again, and
+ * the extraction's last file is all that is left to read once it ends. Not
+ * on Windows, where inode numbers do not name files (nor is ELF read there).
+ * An error other than not-ELF is left for those checks to meet themselves.
+ */
+static int read_library(int pfd, const char *leaf, int fd, struct cvm_extract *x)
+{
+	struct cvm_elf_info e;
+	struct stat st;
+	int r;
+
+	if (CVM_WINDOWS || !cvm_ccgate_reads(leaf) || fstat(fd, &st) < 0)
+		return 0;
+	r = cvm_elf_read_at(pfd, leaf, &e);
+	if (r != 0 && r != -CVM_E_LAYOUT)
+		return 0;
+	return cvm_elf_cache_add(&x->elf, (uint64_t)st.st_dev, (uint64_t)st.st_ino, r, &e);
+}
+
 static int write_file(struct cvm_archive *ar, const char *name, int pfd, const char *leaf,
 		      const char *rel, mode_t mode, uint64_t max_bytes, struct cvm_extract *x,
 		      unsigned char *buf, const struct hooks *h)
@@ -234,7 +256,9 @@ static int write_file(struct cvm_archive *ar, const char *name, int pfd, const c
 		r = write_error(rel, -errno);
 		goto out;
 	}
-	r = cvm_sha256_final(f.sha, digest);
+	r = read_library(pfd, leaf, f.fd, x);
+	if (r == 0)
+		r = cvm_sha256_final(f.sha, digest);
 	if (r < 0)
 		goto out;
 	cvm_hex_encode(digest, sizeof(digest), hex);
@@ -360,6 +384,13 @@ static void fault_extracting(void *arg)
 {
 	(void)arg;
 	cvm_fault("install-extracting");
+}
+
+void cvm_extract_release(struct cvm_extract *x)
+{
+	cvm_filelist_release(&x->files);
+	cvm_elf_cache_free(&x->elf);
+	memset(x, 0, sizeof(*x));
 }
 
 int cvm_extract_run(int fd, const char *name, const struct cvm_extract_opts *o, int dirfd,
@@ -736,12 +767,42 @@ void cvm_extract_child_avail(struct cvm_extract_child *c, uint64_t avail, bool c
 		__atomic_store_n(&c->sh->complete, 1, __ATOMIC_RELEASE);
 }
 
+/* One library's cvm_elf_known ('L'), which get_known reads. */
+static void put_known(struct msg *m, const struct cvm_elf_known *k)
+{
+	const struct cvm_elf_info *e = &k->e;
+
+	put_u64(m, k->dev);
+	put_u64(m, k->ino);
+	put_u32(m, (uint32_t)k->r);
+	put_str(m, e->soname);
+	put_str(m, e->tag);
+	put_str(m, e->check_sym);
+	put_u64(m, e->check_version);
+	put_u32(m, (uint32_t)e->narchs);
+	put(m, e->archs, e->narchs * sizeof(e->archs[0]));
+	put_u32(m, (uint32_t)e->nptx);
+	put(m, e->ptx, e->nptx * sizeof(e->ptx[0]));
+	put_u32(m, e->fatbin ? 1 : 0);
+	put_u32(m, (uint32_t)e->nneeded);
+	for (size_t i = 0; i < e->nneeded; i++)
+		put_str(m, e->needed[i]);
+	put_u32(m, (uint32_t)e->nloads);
+	for (size_t i = 0; i < e->nloads; i++)
+		put_str(m, e->loads[i]);
+}
+
 static void child_result(struct child_ctx *c, int code, bool unconfined, const struct cvm_extract *x)
 {
 	const char *why = cvm_err_first();
 	struct msg m = { 0 };
 	size_t i, at;
 
+	for (i = 0; code == 0 && i < x->elf.n; i++) {
+		at = begin_record(&m, 'L');
+		put_known(&m, &x->elf.v[i]);
+		end_record(&m, at);
+	}
 	for (i = 0; code == 0 && i < x->files.n; i++) {
 		const struct cvm_file *f = &x->files.v[i];
 		at = begin_record(&m, 'F');
@@ -1044,6 +1105,54 @@ static void get_str(struct rd *r, char *buf, size_t len)
 	r->n -= l;
 }
 
+/* An array of at most max unsigned counted by a u32, as put_known wrote it. */
+static size_t get_units(struct rd *r, unsigned *v, size_t max)
+{
+	uint32_t n = get_u32(r);
+
+	if (r->bad || n > max) {
+		r->bad = true;
+		return 0;
+	}
+	get(r, v, n * sizeof(v[0]));
+	return n;
+}
+
+/* At most max names (of elfinfo.h's 64 bytes) counted by a u32. */
+static size_t get_names(struct rd *r, char (*v)[64], size_t max)
+{
+	uint32_t n = get_u32(r);
+
+	if (r->bad || n > max) {
+		r->bad = true;
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		get_str(r, v[i], sizeof(v[i]));
+	return n;
+}
+
+static int get_known(struct rd *r, struct cvm_extract *x)
+{
+	struct cvm_elf_info e;
+	uint64_t dev = get_u64(r), ino = get_u64(r);
+	int code = (int)get_u32(r);
+
+	memset(&e, 0, sizeof(e));
+	get_str(r, e.soname, sizeof(e.soname));
+	get_str(r, e.tag, sizeof(e.tag));
+	get_str(r, e.check_sym, sizeof(e.check_sym));
+	e.check_version = (unsigned long)get_u64(r);
+	e.narchs = get_units(r, e.archs, CVM_ELF_MAX_ARCHS);
+	e.nptx = get_units(r, e.ptx, CVM_ELF_MAX_ARCHS);
+	e.fatbin = get_u32(r) != 0;
+	e.nneeded = get_names(r, e.needed, CVM_ELF_MAX_NEEDED);
+	e.nloads = get_names(r, e.loads, CVM_ELF_MAX_LOADS);
+	if (r->bad || r->n || (code != 0 && code != -CVM_E_LAYOUT))
+		return -EPROTO;
+	return cvm_elf_cache_add(&x->elf, dev, ino, code, &e);
+}
+
 static bool valid_code(int code)
 {
 	return (code < 0 && code > -4096) || (code <= -CVM_E_FIRST && code > -CVM_E_LAST);
@@ -1072,6 +1181,10 @@ static int take(struct cvm_extract_child *c, char t, const unsigned char *p, uin
 		/* The crash point of the in-process extraction, after the first file. */
 		cvm_fault("install-extracting");
 		return 0;
+	case 'L': {
+		int k = get_known(&r, x);
+		return k == -EPROTO ? malformed(c) : k;
+	}
 	case 'F': {
 		uint64_t size = get_u64(&r);
 		uint32_t mode = get_u32(&r), is_link = get_u32(&r);

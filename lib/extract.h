@@ -18,12 +18,14 @@
  */
 #include <stdint.h>
 
+#include "elfinfo.h"
 #include "entry.h"
 #include "record.h"
 
 struct cvm_extract {
 	struct cvm_entry_state state;	/* top folder and layout found */
-	struct cvm_filelist files;	/* what was written (caller releases) */
+	struct cvm_filelist files;	/* what was written (cvm_extract_release) */
+	struct cvm_elf_cache elf;	/* each library written, as read once written (not on Windows) */
 	uint64_t bytes;			/* bytes of file data written */
 	char format[64];		/* "GNU tar format+xz" */
 	char decoder[96];		/* "xz: 20 blocks, 2 threads, ..." or "" */
@@ -38,6 +40,9 @@ struct cvm_extract_opts {
 	bool follow;			/* cvm_extract_spawn only: fd is still being written;
 					 * the child reads what cvm_extract_child_avail allows */
 };
+
+/* Frees what x holds, and clears it. */
+void cvm_extract_release(struct cvm_extract *x);
 
 /*
  * Extracts the archive readable from fd (read from offset 0) into dirfd.

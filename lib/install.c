@@ -207,13 +207,13 @@ static int check_content(int dirfd, struct cvm_install *in, const char *staged, 
 }
 
 /* One release per version (release.h): a mixed copy is refused, exit 3. */
-static int check_release(int dirfd, const struct cvm_install *in)
+static int check_release(int dirfd, const struct cvm_install *in, const struct cvm_elf_cache *known)
 {
 	struct cvm_release_odd *odd = NULL;
 	size_t n = 0;
 	int r;
 
-	r = cvm_release_check(dirfd, in->release, &odd, &n);
+	r = cvm_release_check(dirfd, in->release, known, &odd, &n);
 	if (r < 0)
 		return cvm_err(r, "cannot read the libraries of '%s': %s", cvm_safe(in->archive),
 			       cvm_strerror(-r));
@@ -1070,8 +1070,7 @@ static int take_child(struct install_run *run)
 		return 0;
 	}
 	/* The child could not do it: start again here, on the verified archive. */
-	cvm_filelist_release(&run->x.files);
-	memset(&run->x, 0, sizeof(run->x));
+	cvm_extract_release(&run->x);
 	close(run->sfd);
 	run->sfd = -1;
 	r = cvm_store_discard(&run->ctx->store, run->staged);
@@ -1101,9 +1100,10 @@ static int extract_staged(struct install_run *run)
 	r = check_unchanged(in, run->fd, &run->st);
 	if (r < 0)
 		return r;
-	cvm_verbose("extracted %zu entries, %llu bytes (%s%s%s) in %lld ms", run->x.files.n,
-		    (unsigned long long)run->x.bytes, run->x.format, run->x.decoder[0] ? "; " : "",
-		    run->x.decoder, cvm_now_ms() - run->t0);
+	cvm_verbose("extracted %zu entries, %llu bytes (%s%s%s) in %lld ms; %zu librar%s read as "
+		    "written", run->x.files.n, (unsigned long long)run->x.bytes, run->x.format,
+		    run->x.decoder[0] ? "; " : "", run->x.decoder, cvm_now_ms() - run->t0, run->x.elf.n,
+		    run->x.elf.n == 1 ? "y" : "ies");
 	if (cvm_peak_rss_kib() >= 0 && run->x.child_peak_rss)
 		cvm_verbose("peak memory: %ld MiB in this process, %llu MiB in the extraction process",
 			    cvm_peak_rss_kib() >> 10, (unsigned long long)(run->x.child_peak_rss >> 20));
@@ -1122,9 +1122,9 @@ static int check_staged(struct install_run *run)
 	if (r == 0 && cvm_zlibwapi_needed(run->tree.windows, &run->tree.header))
 		r = cvm_zlibwapi_place(run->sfd, run->in->id, &run->x.files);
 	if (r == 0 && !run->tree.windows)
-		r = check_release(run->sfd, run->in);
+		r = check_release(run->sfd, run->in, &run->x.elf);
 	if (r == 0 && !run->tree.windows)
-		r = cvm_ccgate_scan(run->sfd, &run->rec.archs);
+		r = cvm_ccgate_scan(run->sfd, &run->x.elf, &run->rec.archs);
 	return r < 0 ? r : 0;
 }
 
@@ -1246,7 +1246,7 @@ static int install_end(struct install_run *run, int r)
 		close(run->sfd);
 	if (run->fd >= 0)
 		close(run->fd);
-	cvm_filelist_release(&run->x.files);
+	cvm_extract_release(&run->x);
 	cvm_catalogue_release(&run->cat);
 	return r;
 }

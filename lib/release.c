@@ -47,7 +47,7 @@ static const char *name_version(const char *name)
 
 /* The first odd piece of evidence of one file (a regular file at dirfd/path). */
 static int check_file(int dirfd, const char *path, const char *name, const char *expected,
-		      unsigned long want, struct list *l)
+		      unsigned long want, const struct cvm_elf_cache *known, struct list *l)
 {
 	struct cvm_elf_info e;
 	const char *nv = name_version(name), *dot;
@@ -60,7 +60,7 @@ static int check_file(int dirfd, const char *path, const char *name, const char 
 		return add(l, path, nv, "its file name");
 	if (nv && !strchr(nv, '.') && (strlen(nv) != major_len || strncmp(nv, expected, major_len)))
 		return add(l, path, nv, "its file name");
-	r = cvm_elf_read_at(dirfd, path, &e);
+	r = cvm_elf_read_known(known, dirfd, path, &e);
 	if (r == -CVM_E_LAYOUT)
 		return 0;	/* not ELF: the smoke test's file checks say so */
 	if (r < 0)
@@ -80,7 +80,8 @@ static int check_file(int dirfd, const char *path, const char *name, const char 
 	return 0;
 }
 
-int cvm_release_check(int vfd, const char *expected, struct cvm_release_odd **odd, size_t *n)
+int cvm_release_check(int vfd, const char *expected, const struct cvm_elf_cache *known,
+		      struct cvm_release_odd **odd, size_t *n)
 {
 	static const char *const dirs[] = { "lib", "lib64" };
 	struct list l = { 0 };
@@ -130,7 +131,7 @@ int cvm_release_check(int vfd, const char *expected, struct cvm_release_odd **od
 		for (size_t j = 0; j < cnt; j++) {
 			char path[512];
 			if (r == 0 && cvm_fmt(path, sizeof(path), "%s/%s", dirs[i], ents[j]) == 0)
-				r = check_file(vfd, path, ents[j], expected, want, &l);
+				r = check_file(vfd, path, ents[j], expected, want, known, &l);
 			free(ents[j]);
 		}
 		free(ents);

@@ -21,9 +21,12 @@ struct cvm_release_odd {
 /*
  * Checks the tree at dirfd against expected ("9.19.0"). 0 and *odd (malloc'd,
  * the caller frees; NULL when *n is 0) listing each odd file once; or -errno.
+ * What known (or NULL) has of a library is not read again (elfinfo.h).
  * Prints nothing: the callers decide what a finding means.
  */
-int cvm_release_check(int dirfd, const char *expected, struct cvm_release_odd **odd, size_t *n);
+struct cvm_elf_cache;
+int cvm_release_check(int dirfd, const char *expected, const struct cvm_elf_cache *known,
+		      struct cvm_release_odd **odd, size_t *n);
 
 /*
  * Refuses a mixed copy: one error line naming the first odd file and the

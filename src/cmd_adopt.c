@@ -633,7 +633,7 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const s
 	if (!tree.windows) {
 		struct cvm_release_odd *odd = NULL;
 		size_t nodd = 0;
-		r = cvm_release_check(sfd, release, &odd, &nodd);
+		r = cvm_release_check(sfd, release, NULL, &odd, &nodd);
 		if (r < 0)
 			r = cvm_err(r, "cannot read the libraries in '%s': %s", cvm_safe(lib),
 				    cvm_strerror(-r));
@@ -643,7 +643,7 @@ static int stage_copy(struct cvm_ctx *ctx, const struct cvm_toolkit *tk, const s
 		if (r < 0)
 			goto out;
 	}
-	r = tree.windows ? 0 : cvm_ccgate_scan(sfd, &rec.archs);
+	r = tree.windows ? 0 : cvm_ccgate_scan(sfd, NULL, &rec.archs);
 	if (r < 0) {
 		r = cvm_err(r, "cannot read the libraries in '%s': %s", cvm_safe(lib), cvm_strerror(-r));
 		goto out;

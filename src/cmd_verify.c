@@ -210,7 +210,7 @@ static int verify_pass(struct cvm_ctx *ctx, const char *id, cvm_json *arr, bool 
 		bad += r;
 	}
 	/* One release per version: versions installed before install checked it. */
-	if (have_rec && rec.release && cvm_release_check(fd, rec.release, &odd, &nodd) == 0) {
+	if (have_rec && rec.release && cvm_release_check(fd, rec.release, NULL, &odd, &nodd) == 0) {
 		for (size_t k = 0; k < nodd; k++) {
 			char what[512];
 			snprintf(what, sizeof(what), "%s is cuDNN %s (%s), not %s", odd[k].path,

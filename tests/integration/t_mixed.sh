@@ -44,6 +44,17 @@ assert_err_contains "cudnnCnnVersionCheck" "it says what carries the version (th
 assert_versions "" "nothing is installed"
 assert_store_clean "the staging area is empty after the refusal"
 
+# The same refusal from what the extraction read of each library as it wrote
+# it, in the confined process and, with --verify-first, in this one: -v says
+# how many were read then (the checks after it do not read them again).
+for how in "" --verify-first; do
+	cvm --manifests "$M" -v install 9.1.1 --cuda 12.4 --archive "$A" $how
+	assert_rc 3 "install -v ${how:-(decoding while verifying)}: exit 3"
+	assert_err_contains "; 8 libraries read as written" "${how:-the confined decoding}: the 8 libraries were read as they were written"
+	assert_err_contains "lib/libcudnn_cnn.so.9.1.1 is cuDNN 9.0.0" "${how:-the confined decoding}: the same odd file"
+	assert_store_clean "${how:-the confined decoding}: the staging area is empty"
+done
+
 # A version string (libcudnn_graph's cudnn_version_...).
 next
 A=$(mixed --mix cudnn_graph=9.0.0)

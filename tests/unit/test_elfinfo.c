@@ -138,7 +138,7 @@ static void test_release(void)
 	if (symlink("libcudnn_ops.so.9.19.0", path) < 0)
 		CHECK(0, "symlink");
 	fd = open(dir, O_RDONLY | O_DIRECTORY);
-	CHECK_INT(cvm_release_check(fd, "9.19.0", &odd, &n), 0, "release check runs");
+	CHECK_INT(cvm_release_check(fd, "9.19.0", NULL, &odd, &n), 0, "release check runs");
 	CHECK_INT(n, 3, "three odd files (the link is not one)");
 	if (n == 3) {
 		CHECK_STR(odd[0].path, "lib/libcudnn_adv.so.9.14.0", "in name order: adv first");
@@ -150,9 +150,57 @@ static void test_release(void)
 	}
 	free(odd);
 	odd = NULL;
-	CHECK_INT(cvm_release_check(fd, "9.14.0", &odd, &n), 0, "against 9.14.0");
+	CHECK_INT(cvm_release_check(fd, "9.14.0", NULL, &odd, &n), 0, "against 9.14.0");
 	CHECK(n >= 2, "ops and graph are odd then (%zu)", n);
 	free(odd);
+	close(fd);
+}
+
+/* The answers the extraction noted, by inode (elfcache.c), stand for reading the files. */
+static void test_known(void)
+{
+	struct cvm_elf_cache known = { 0 };
+	struct cvm_elf_info e;
+	struct cvm_release_odd *odd = NULL;
+	struct cvm_archs a;
+	struct stat st;
+	char dir[512];
+	size_t n = 0;
+	int fd;
+
+	snprintf(dir, sizeof(dir), "%s/tree", unit_tmp);
+	fd = open(dir, O_RDONLY | O_DIRECTORY);
+	CHECK(fd >= 0, "the tree of test_release");
+	/* cnn as the extraction would have read a 9.19.0 one; graph as not ELF. */
+	memset(&e, 0, sizeof(e));
+	snprintf(e.soname, sizeof(e.soname), "libcudnn_cnn.so.9");
+	snprintf(e.check_sym, sizeof(e.check_sym), "cudnnCnnVersionCheck");
+	e.check_version = 91900;
+	CHECK_INT(fstatat(fd, "lib/libcudnn_cnn.so.9.19.0", &st, 0), 0, "stat cnn");
+	CHECK_INT(cvm_elf_cache_add(&known, st.st_dev, st.st_ino, 0, &e), 0, "noted cnn");
+	memset(&e, 0, sizeof(e));
+	CHECK_INT(fstatat(fd, "lib/libcudnn_graph.so.9.19.0", &st, 0), 0, "stat graph");
+	CHECK_INT(cvm_elf_cache_add(&known, st.st_dev, st.st_ino, -CVM_E_LAYOUT, &e), 0, "noted graph");
+	CHECK_INT(cvm_release_check(fd, "9.19.0", &known, &odd, &n), 0, "release check with what was noted");
+	CHECK_INT(n, 1, "only adv is odd: cnn and graph were not read again");
+	if (n == 1)
+		CHECK_STR(odd[0].path, "lib/libcudnn_adv.so.9.14.0", "adv, by its file name");
+	free(odd);
+	/* ops (through its link too) as carrying sm_80 and sm_90: the gate counts it. */
+	memset(&e, 0, sizeof(e));
+	e.fatbin = true;
+	e.archs[0] = 80;
+	e.archs[1] = 90;
+	e.narchs = 2;
+	CHECK_INT(cvm_ccgate_scan(fd, NULL, &a), 0, "the gate reads the files");
+	CHECK(!a.known, "no device code in the files themselves");
+	CHECK_INT(fstatat(fd, "lib/libcudnn_ops.so.9.19.0", &st, 0), 0, "stat ops");
+	CHECK_INT(cvm_elf_cache_add(&known, st.st_dev, st.st_ino, 0, &e), 0, "noted ops");
+	CHECK_INT(cvm_ccgate_scan(fd, &known, &a), 0, "the gate with what was noted");
+	CHECK(a.known && a.n == 2 && a.sm[0] == 80 && a.sm[1] == 90 && a.nptx == 0,
+	      "sm_80 and sm_90, as noted (known %d, %zu cubins)", a.known, a.n);
+	cvm_elf_cache_free(&known);
+	CHECK(known.v == NULL && known.n == 0, "freed and cleared");
 	close(fd);
 }
 
@@ -227,6 +275,7 @@ int main(void)
 	test_built();
 	test_truncations();
 	test_release();
+	test_known();
 	test_gate();
 	test_real();
 	unit_tmp_remove();
