@@ -192,16 +192,32 @@ static void read_fatbin(struct img *m, const Elf64_Shdr *s, struct cvm_elf_info 
 }
 
 /* "cudnn_version_9_19_0_56_" anywhere in d: "9.19.0". */
-static void read_tag(const unsigned char *d, uint64_t len, struct cvm_elf_info *out)
+/*
+ * A piece of a section: the section is read in pieces that overlap by more
+ * than the longest string looked for, so that each such string lies whole in
+ * one piece; first and last say whether the piece begins or ends the section.
+ */
+struct piece {
+	const unsigned char *d;
+	uint64_t len;
+	bool first, last;
+};
+
+enum { PIECE = 256 << 10, OVERLAP = 128 };
+
+static void read_tag(const struct piece *w, struct cvm_elf_info *out)
 {
 	static const char key[] = "cudnn_version_";
-	const unsigned char *p = d, *end = d + len;
+	const unsigned char *p = w->d, *end = w->d + w->len;
+	char s[40];
 
 	while (!out->tag[0] && p < end && (p = memmem(p, (size_t)(end - p), key, sizeof(key) - 1))) {
 		unsigned a, b, c;
 		int n = 0;
-		char s[40];
 		size_t k = (size_t)(end - p) < sizeof(s) - 1 ? (size_t)(end - p) : sizeof(s) - 1;
+		/* Cut short by the piece's end: the next piece holds it whole. */
+		if (k < sizeof(s) - 1 && !w->last)
+			break;
 		memcpy(s, p, k);
 		s[k] = '\0';
 		if (sscanf(s, "cudnn_version_%u_%u_%u%n", &a, &b, &c, &n) == 3 && n > 0 &&
@@ -350,10 +366,9 @@ static bool probed(const struct img *m, const unsigned char *p, size_t n)
  * pass for ".so.", which every probe holds and few other strings do, then
  * back to the string's start: a few MB of .rodata cost one scan.
  */
-static void read_loads(const struct img *m, const unsigned char *d, uint64_t len,
-		       struct cvm_elf_info *out)
+static void read_loads(const struct img *m, const struct piece *w, struct cvm_elf_info *out)
 {
-	const unsigned char *p = d, *end = d + len;
+	const unsigned char *d = w->d, *p = d, *end = d + w->len;
 
 	while (p < end && (p = memmem(p, (size_t)(end - p), ".so.", 4))) {
 		const unsigned char *b = p, *e = p + 4;
@@ -362,7 +377,8 @@ static void read_loads(const struct img *m, const unsigned char *d, uint64_t len
 		while (e < end && name_char(*e))
 			e++;
 		size_t n = (size_t)(e - b), i;
-		bool whole = (b == d || b[-1] == '\0') && e < end && *e == '\0' &&
+		/* A string at the piece's start that is not the section's: the piece before holds it. */
+		bool whole = (b > d ? b[-1] == '\0' : w->first) && e < end && *e == '\0' &&
 			     n < sizeof(out->loads[0]) && probed(m, b, n);
 		for (i = 0; whole && i < out->nloads; i++)
 			if (strlen(out->loads[i]) == n && !memcmp(out->loads[i], b, n))
@@ -378,15 +394,25 @@ static void read_loads(const struct img *m, const unsigned char *d, uint64_t len
 /* The version string in a .rodata section; with probes, the names loaded by name. */
 static void read_rodata(const struct img *m, const Elf64_Shdr *s, struct cvm_elf_info *out)
 {
+	uint64_t size = s->sh_type == SHT_NOBITS ? 0 : s->sh_size;
+	uint64_t step = m->p ? size : PIECE;	/* in memory: one piece */
+	struct piece w;
 	struct bytes d;
 
-	if (sec_data(m, s, &d)) {
+	/* From a file, in pieces: a few MB of .rodata are never held at once. */
+	for (uint64_t off = 0; off < size; off += step - OVERLAP) {
+		uint64_t len = size - off < step ? size - off : step;
+		if (!range(m, s->sh_offset + off, len, &d))
+			break;
+		w = (struct piece){ d.d, d.len, off == 0, off + len == size };
 		if (m->deps_only)
-			read_loads(m, d.d, d.len, out);
+			read_loads(m, &w, out);
 		else
-			read_tag(d.d, d.len, out);
+			read_tag(&w, out);
+		bytes_free(&d);
+		if (w.last || (!m->deps_only && out->tag[0]))
+			break;
 	}
-	bytes_free(&d);
 }
 
 static int parse(struct img *m, struct cvm_elf_info *out)

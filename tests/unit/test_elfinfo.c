@@ -7,6 +7,7 @@
  * /usr/local/cuda-13.0 (never required).
  */
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -64,6 +65,88 @@ static void test_built(void)
 	CHECK_INT(cvm_elf_parse(junk, sizeof(junk), &e), -CVM_E_LAYOUT, "a text file is not ELF");
 	CHECK_INT(cvm_elf_parse(elf32, sizeof(elf32), &e), -CVM_E_LAYOUT, "ELF32 is refused");
 	CHECK_INT(cvm_elf_parse(junk, 3, &e), -CVM_E_LAYOUT, "3 bytes are not ELF");
+}
+
+/* The file offset of the section named name of the ELF file at path (0 when none). */
+static long section_offset(const char *path, const char *name, long *size)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, str;
+	char nm[32];
+	long off = 0;
+	FILE *f = fopen(path, "rb");
+
+	*size = 0;
+	if (!f || fread(&eh, sizeof(eh), 1, f) != 1 ||
+	    fseek(f, (long)(eh.e_shoff + eh.e_shstrndx * sizeof(sh)), SEEK_SET) < 0 ||
+	    fread(&str, sizeof(str), 1, f) != 1) {
+		if (f)
+			fclose(f);
+		return 0;
+	}
+	for (unsigned i = 0; i < eh.e_shnum && !off; i++) {
+		if (fseek(f, (long)(eh.e_shoff + i * sizeof(sh)), SEEK_SET) < 0 || fread(&sh, sizeof(sh), 1, f) != 1 ||
+		    fseek(f, (long)(str.sh_offset + sh.sh_name), SEEK_SET) < 0 || !fgets(nm, sizeof(nm), f))
+			break;
+		if (!strcmp(nm, name)) {
+			off = (long)sh.sh_offset;
+			*size = (long)sh.sh_size;
+		}
+	}
+	fclose(f);
+	return off;
+}
+
+/* Writes s (with its NUL, and a NUL before it) at off of path, or zeros as long. */
+static void put_at(const char *path, long off, const char *s, bool zero)
+{
+	char z[64] = { 0 };
+	FILE *f = fopen(path, "r+b");
+
+	if (!f)
+		return;
+	fseek(f, off - 1, SEEK_SET);
+	fwrite(zero ? z : "", 1, 1, f);
+	fwrite(zero ? z : s, 1, strlen(s) + 1, f);
+	fclose(f);
+}
+
+/*
+ * A file's .rodata is read in pieces of 256 KiB that overlap by 128 bytes: a
+ * version string or a library name at each place around the pieces' edges
+ * is found as in one piece (cvm_elf_parse, the bytes in memory).
+ */
+static void test_pieces(void)
+{
+	static const char tag[] = "cudnn_version_9_19_0", lib[] = "libnvrtc.so.13";
+	static const char *const probes[] = { "libnvrtc.so." };
+	static const long edges[] = { 262144, 262016, 524160, 524288 };
+	char path[512];
+	struct cvm_elf_info e;
+	long ro, size, missed_tag = 0, missed_lib = 0, tried = 0;
+
+	CHECK(unit_build_so("libbig.so", "libbig.so.9", "const char big[600000] = { 1 };\n", "") == 0,
+	      "built a library with 600 kB of .rodata");
+	snprintf(path, sizeof(path), "%s/libbig.so", unit_tmp);
+	ro = section_offset(path, ".rodata", &size);
+	CHECK(ro > 0 && size > 524288 + 64, "its .rodata at %ld, %ld bytes", ro, size);
+	if (ro <= 0 || size <= 524288 + 64)
+		return;
+	for (size_t k = 0; k < sizeof(edges) / sizeof(edges[0]); k++)
+		for (long at = edges[k] - 40; at <= edges[k] + 4; at++) {
+			tried++;
+			put_at(path, ro + at, tag, false);
+			if (cvm_elf_read_at(AT_FDCWD, path, &e) != 0 || strcmp(e.tag, "9.19.0"))
+				missed_tag++;
+			put_at(path, ro + at, tag, true);
+			put_at(path, ro + at, lib, false);
+			if (cvm_elf_read_deps(AT_FDCWD, path, probes, 1, &e) != 0 || e.nloads != 1 ||
+			    strcmp(e.loads[0], lib))
+				missed_lib++;
+			put_at(path, ro + at, lib, true);
+		}
+	CHECK_INT(missed_tag, 0, "the version string at %ld places around the pieces' edges: found at each", tried);
+	CHECK_INT(missed_lib, 0, "a library's name at the same places: found at each, once");
 }
 
 /* Every prefix of a real file: an error or a result, never a read outside it (ASan). */
@@ -273,6 +356,7 @@ int main(void)
 	if (unit_tmp_make("elfinfo") < 0)
 		return 1;
 	test_built();
+	test_pieces();
 	test_truncations();
 	test_release();
 	test_known();
