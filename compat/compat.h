@@ -50,6 +50,10 @@ bool cvm_flush_each_file(void);
  * to wait for. NULL where nothing is done: on Windows, where each file is
  * flushed as it is closed, or when no thread can be started. _stop(NULL) is
  * a no-op; it waits for a flush in progress. */
+/* The calling thread runs only when a CPU would otherwise idle (SCHED_IDLE;
+ * the idle priority on Windows): for work with slack. */
+void cvm_thread_idle(void);
+
 struct cvm_flush_behind;
 struct cvm_flush_behind *cvm_flush_behind_start(int fd);
 void cvm_flush_behind_stop(struct cvm_flush_behind *f);

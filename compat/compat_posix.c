@@ -42,6 +42,13 @@ int cvm_syncfs(int fd)
 	return syncfs(fd) < 0 ? -errno : 0;
 }
 
+void cvm_thread_idle(void)
+{
+	struct sched_param sp = { 0 };
+
+	(void)sched_setscheduler(0, SCHED_IDLE, &sp);
+}
+
 struct cvm_flush_behind {
 	pthread_t tid;
 	pthread_mutex_t mu;

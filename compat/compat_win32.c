@@ -1417,6 +1417,11 @@ int cvm_syncfs(int fd)
 	return 0;
 }
 
+void cvm_thread_idle(void)
+{
+	SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_IDLE);
+}
+
 /* Each file is flushed as it is closed (cvm_flush_each_file): nothing is left behind. */
 struct cvm_flush_behind *cvm_flush_behind_start(int fd)
 {

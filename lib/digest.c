@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "compat.h"
 #include "digest.h"
@@ -126,11 +127,12 @@ out:
 	return r;
 }
 
-static int hash_inline(int fd, struct cvm_sha256 *c, uint64_t *size,
+/* From start to the end of the file; *size: the bytes hashed. */
+static int hash_inline(int fd, struct cvm_sha256 *c, uint64_t start, uint64_t *size,
 		       void (*on_progress)(void *arg, uint64_t n), void *arg)
 {
 	unsigned char *buf = malloc(BUFSZ);
-	uint64_t off = 0;
+	uint64_t off = start;
 	int r = 0;
 
 	if (!buf)
@@ -150,8 +152,110 @@ static int hash_inline(int fd, struct cvm_sha256 *c, uint64_t *size,
 		if (on_progress)
 			on_progress(arg, (uint64_t)n);
 	}
-	*size = off;
+	*size = off - start;
 	free(buf);
+	return r;
+}
+
+/*
+ * Hashing behind: the thread hashes piece by piece until the end of the file
+ * or until the caller takes over (stop); off is what it has hashed.
+ */
+struct behind {
+	int fd;
+	struct cvm_sha256 *c;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t off;
+	bool stop, ended, eof;
+	int err;
+};
+
+static void *hash_behind(void *arg)
+{
+	struct behind *b = arg;
+	unsigned char *buf = malloc(BUFSZ);
+	ssize_t n = buf ? 0 : -ENOMEM;
+
+	cvm_thread_idle();
+	pthread_mutex_lock(&b->mu);
+	while (n == 0 && !b->eof && !b->stop) {
+		uint64_t off = b->off;
+		pthread_mutex_unlock(&b->mu);
+		n = cvm_pread(b->fd, buf, BUFSZ, off);
+		if (n > 0)
+			n = cvm_sha256_update(b->c, buf, (size_t)n) < 0 ? -ENOMEM : n;
+		pthread_mutex_lock(&b->mu);
+		if (n > 0)
+			b->off += (uint64_t)n;
+		b->eof = n == 0;
+		n = n > 0 ? 0 : n;
+	}
+	b->err = (int)n;
+	b->ended = true;
+	pthread_cond_signal(&b->cv);
+	pthread_mutex_unlock(&b->mu);
+	free(buf);
+	return NULL;
+}
+
+/* Waits for the thread, asking tick every 100 ms; stops it when tick says so. */
+static void wait_behind(struct behind *b, bool (*tick)(void *arg, uint64_t hashed), void *arg)
+{
+	struct timespec t;
+
+	pthread_mutex_lock(&b->mu);
+	while (!b->ended) {
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += 100 * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		while (!b->ended && pthread_cond_timedwait(&b->cv, &b->mu, &t) == 0)
+			;
+		if (b->ended)
+			break;
+		uint64_t off = b->off;
+		pthread_mutex_unlock(&b->mu);
+		bool now = tick(arg, off);
+		pthread_mutex_lock(&b->mu);
+		b->stop = now;
+		if (now)
+			break;
+	}
+	pthread_mutex_unlock(&b->mu);
+}
+
+int cvm_sha256_fd_behind(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
+			 bool (*tick)(void *arg, uint64_t hashed), void *arg)
+{
+	struct behind b = { .fd = fd };
+	pthread_t tid;
+	uint64_t rest = 0;
+	int r = 0;
+
+	b.c = cvm_sha256_new();
+	if (!b.c)
+		return -ENOMEM;
+	pthread_mutex_init(&b.mu, NULL);
+	pthread_cond_init(&b.cv, NULL);
+	/* Wanted at once: no thread. */
+	if (!tick(arg, 0) && pthread_create(&tid, NULL, hash_behind, &b) == 0) {
+		wait_behind(&b, tick, arg);
+		pthread_join(tid, NULL);
+		r = b.err;
+	}
+	/* What the thread left (all of it when none could start): here, from where it stopped. */
+	if (r == 0 && !b.eof)
+		r = hash_inline(fd, b.c, b.off, &rest, NULL, NULL);
+	if (r == 0)
+		r = cvm_sha256_final(b.c, out);
+	if (r == 0 && size)
+		*size = b.off + rest;
+	pthread_cond_destroy(&b.cv);
+	pthread_mutex_destroy(&b.mu);
+	cvm_sha256_free(b.c);
 	return r;
 }
 
@@ -168,7 +272,7 @@ int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
 	if (cvm_fd_sequential(fd, 4 * BUFSZ))
 		r = hash_threaded(fd, c, &off, on_progress, arg);
 	else
-		r = hash_inline(fd, c, &off, on_progress, arg);
+		r = hash_inline(fd, c, 0, &off, on_progress, arg);
 	if (r == 0)
 		r = cvm_sha256_final(c, out);
 	if (r == 0 && size)

@@ -8,6 +8,7 @@
  * cvm_sha256_fd is digest.c, once for both; the hex helpers are hex.c.
  */
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define CVM_SHA256_LEN 32
@@ -36,6 +37,16 @@ void cvm_sha256_free(struct cvm_sha256 *c);
  */
 int cvm_sha256_fd(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
 		  void (*on_progress)(void *arg, uint64_t n), void *arg);
+
+/*
+ * The same, hashed behind other work: by a thread that runs only when a CPU
+ * would otherwise idle (cvm_thread_idle), while the caller waits. At once
+ * and every 100 ms, the caller's tick(arg, bytes hashed so far) says whether
+ * the rest is wanted now: it is then hashed in the calling thread, at its priority.
+ * For a hash with slack (one that a decoding child does not wait for).
+ */
+int cvm_sha256_fd_behind(int fd, uint8_t out[CVM_SHA256_LEN], uint64_t *size,
+			 bool (*tick)(void *arg, uint64_t hashed), void *arg);
 
 /*
  * The SHA-256 of the regular file path below dirfd, as lowercase hex, and

@@ -972,6 +972,15 @@ uint64_t cvm_extract_child_position(struct cvm_extract_child *c)
 	return __atomic_load_n(&c->sh->pos, __ATOMIC_RELAXED);
 }
 
+bool cvm_extract_child_ended(struct cvm_extract_child *c)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	return c->pid <= 0 || (waitid(P_PID, (id_t)c->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+			       si.si_pid != 0);
+}
+
 /* Reads more of the report: 1, 0 at its end, or a negative code (printed). */
 static int fill(struct cvm_extract_child *c, void (*tick)(void *arg, uint64_t pos), void *arg)
 {
@@ -1350,6 +1359,12 @@ uint64_t cvm_extract_child_position(struct cvm_extract_child *c)
 {
 	(void)c;
 	return 0;
+}
+
+bool cvm_extract_child_ended(struct cvm_extract_child *c)
+{
+	(void)c;
+	return true;
 }
 
 int cvm_extract_child_first(struct cvm_extract_child *c, char *path, size_t len)

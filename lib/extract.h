@@ -90,6 +90,9 @@ void cvm_extract_child_avail(struct cvm_extract_child *c, uint64_t avail, bool c
 /* Archive bytes the child has decoded so far (for progress; never blocks). */
 uint64_t cvm_extract_child_position(struct cvm_extract_child *c);
 
+/* Whether the child has ended, its work done or not (it is not reaped; never blocks). */
+bool cvm_extract_child_ended(struct cvm_extract_child *c);
+
 /*
  * Only once the archive's hash matched: the name of its first entry, as
  * stored. 1 and path filled; 0 when the child found none (its result will

@@ -469,12 +469,19 @@ static void spec_tick(void *arg, uint64_t pos)
 	}
 }
 
-static void spec_on_hash(void *arg, uint64_t n)
+/*
+ * The archive's hash runs behind the decoding, in its idle moments
+ * (cvm_sha256_fd_behind): the bar follows the child, and once the child's
+ * decoding is over (or a Ctrl-C came), the rest of the hash is wanted now.
+ */
+static bool spec_behind(void *arg, uint64_t hashed)
 {
 	struct spec_bar *b = arg;
+	uint64_t pos = cvm_extract_child_position(b->child);
 
-	(void)n;
-	spec_tick(b, cvm_extract_child_position(b->child));
+	(void)hashed;
+	spec_tick(b, pos);
+	return pos >= b->pr.total || cvm_extract_child_ended(b->child) || cvm_interrupted;
 }
 
 /*
@@ -953,7 +960,7 @@ static int hash_archive(struct install_run *run, uint8_t *digest)
 		r = start_decoding(run);
 		if (r < 0)
 			return r;
-		r = cvm_sha256_fd(run->fd, digest, &run->hashed, spec_on_hash, &run->sb);
+		r = cvm_sha256_fd_behind(run->fd, digest, &run->hashed, spec_behind, &run->sb);
 	} else {
 		/* speculate() is not asked in a dry run: say why here (the buffer was left unset before). */
 		if (!run->why[0])

@@ -5,16 +5,20 @@
  * under TMPDIR (or the working folder) and removes it.
  */
 #include <errno.h>
-#include <signal.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#ifndef _WIN32
+#ifdef _WIN32
+#include <windows.h>
+#else
 #include <dirent.h>
+#include <sched.h>
 #include <sys/wait.h>
 #endif
 
@@ -160,6 +164,40 @@ static bool blocks_signals(long tid)
 	return asleep && (mask >> (SIGINT - 1) & 1) && (mask >> (SIGTERM - 1) & 1);
 }
 #endif
+
+/* The calling thread's scheduling, and what it is once idle. */
+#ifdef _WIN32
+static int scheduling(void)
+{
+	return GetThreadPriority(GetCurrentThread());
+}
+enum { IDLE = THREAD_PRIORITY_IDLE };
+#else
+static int scheduling(void)
+{
+	return sched_getscheduler(0);
+}
+enum { IDLE = SCHED_IDLE };
+#endif
+
+static void *idle_policy(void *arg)
+{
+	cvm_thread_idle();
+	*(int *)arg = scheduling();
+	return NULL;
+}
+
+/* cvm_thread_idle: the calling thread, and only it, runs when a CPU would otherwise idle. */
+static void test_thread_idle(void)
+{
+	int before = scheduling(), policy = -1;
+	pthread_t t;
+
+	CHECK(pthread_create(&t, NULL, idle_policy, &policy) == 0, "a thread to make idle");
+	pthread_join(t, NULL);
+	CHECK_INT(policy, IDLE, "that thread runs at the idle priority");
+	CHECK(before != IDLE && scheduling() == before, "the thread that started it keeps its own");
+}
 
 static void test_flush_behind(void)
 {
@@ -332,6 +370,7 @@ int main(int argc, char **argv)
 	test_files();
 	test_rename();
 	test_flush_behind();
+	test_thread_idle();
 	test_lock();
 	test_dir_and_names();
 	test_system();

@@ -66,6 +66,44 @@ static void on_progress(void *arg, uint64_t n)
 	progressed += n;
 }
 
+/* The tick of cvm_sha256_fd_behind: urges the rest at once, or never (for 30 s). */
+struct ticks {
+	bool urge;
+	unsigned n;
+	uint64_t first;
+};
+
+static bool tick(void *arg, uint64_t hashed)
+{
+	struct ticks *t = arg;
+
+	if (t->n++ == 0)
+		t->first = hashed;
+	return t->urge || t->n > 300;
+}
+
+/* cvm_sha256_fd_behind on fd (of len bytes, digest want): left to its thread, then taken over at once. */
+static void test_behind(int fd, size_t len, const char *want, const char *what)
+{
+	struct ticks t = { 0 };
+	uint8_t d[CVM_SHA256_LEN];
+	char hex[CVM_SHA256_HEX];
+	uint64_t size = 0;
+
+	CHECK_INT(cvm_sha256_fd_behind(fd, d, &size, tick, &t), 0, "%s: hashed behind", what);
+	cvm_hex_encode(d, sizeof(d), hex);
+	CHECK_STR(hex, want, "%s: behind, the same digest", what);
+	CHECK_INT(size, len, "%s: behind, the size", what);
+	CHECK(t.n >= 1 && t.n <= 300 && t.first == 0, "%s: asked at once, then its thread ended on its own (%u ticks)",
+	      what, t.n);
+	memset(&t, 0, sizeof(t));
+	t.urge = true;
+	CHECK_INT(cvm_sha256_fd_behind(fd, d, &size, tick, &t), 0, "%s: taken over at once", what);
+	cvm_hex_encode(d, sizeof(d), hex);
+	CHECK_STR(hex, want, "%s: taken over, the same digest", what);
+	CHECK(t.n == 1 && t.first == 0 && size == len, "%s: asked once, before anything was hashed; all of it hashed", what);
+}
+
 /* A file of len pseudo-random bytes: cvm_sha256_fd must agree with hex_of. */
 static void test_fd(const char *dir, size_t len, const char *what)
 {
@@ -91,6 +129,7 @@ static void test_fd(const char *dir, size_t len, const char *what)
 	CHECK_INT(size, len, "%s: size hashed", what);
 	CHECK_INT(progressed, len, "%s: progress adds up to the size", what);
 	CHECK_INT(lseek(fd, 0, SEEK_CUR), 7, "%s: the file offset is untouched", what);
+	test_behind(fd, len, want, what);
 	close(fd);
 	unlink(path);
 	free(buf);
