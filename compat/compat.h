@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #ifdef _WIN32
 #include "compat_win32.h"
@@ -53,6 +54,21 @@ bool cvm_flush_each_file(void);
 /* The calling thread runs only when a CPU would otherwise idle (SCHED_IDLE;
  * the idle priority on Windows): for work with slack. */
 void cvm_thread_idle(void);
+
+/* The CLOCK_REALTIME time ms from now: a deadline for pthread_cond_timedwait. */
+static inline struct timespec cvm_deadline(long ms)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += ms % 1000 * 1000000L;
+	if (t.tv_nsec >= 1000000000L) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000L;
+	}
+	return t;
+}
 
 struct cvm_flush_behind;
 struct cvm_flush_behind *cvm_flush_behind_start(int fd);

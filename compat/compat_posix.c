@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/utsname.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "compat.h"
@@ -60,16 +59,10 @@ struct cvm_flush_behind {
 static void *flush_behind(void *arg)
 {
 	struct cvm_flush_behind *f = arg;
-	struct timespec t;
 
 	pthread_mutex_lock(&f->mu);
 	while (!f->stop) {
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 200 * 1000000L;
-		if (t.tv_nsec >= 1000000000L) {
-			t.tv_sec++;
-			t.tv_nsec -= 1000000000L;
-		}
+		struct timespec t = cvm_deadline(200);
 		if (pthread_cond_timedwait(&f->cv, &f->mu, &t) != ETIMEDOUT || f->stop)
 			continue;
 		pthread_mutex_unlock(&f->mu);

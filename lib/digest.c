@@ -9,7 +9,6 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "compat.h"
 #include "digest.h"
@@ -202,16 +201,9 @@ static void *hash_behind(void *arg)
 /* Waits for the thread, asking tick every 100 ms; stops it when tick says so. */
 static void wait_behind(struct behind *b, bool (*tick)(void *arg, uint64_t hashed), void *arg)
 {
-	struct timespec t;
-
 	pthread_mutex_lock(&b->mu);
 	while (!b->ended) {
-		clock_gettime(CLOCK_REALTIME, &t);
-		t.tv_nsec += 100 * 1000000L;
-		if (t.tv_nsec >= 1000000000L) {
-			t.tv_sec++;
-			t.tv_nsec -= 1000000000L;
-		}
+		struct timespec t = cvm_deadline(100);
 		while (!b->ended && pthread_cond_timedwait(&b->cv, &b->mu, &t) == 0)
 			;
 		if (b->ended)
