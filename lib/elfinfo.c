@@ -477,22 +477,14 @@ int cvm_elf_parse(const void *buf, size_t len, struct cvm_elf_info *out)
 /* Reads the file path (relative to dirfd) into out, with m's choices (deps_only, probes). */
 static int read_file(int dirfd, const char *path, struct img *m, struct cvm_elf_info *out)
 {
-	uint64_t size;
-	int fd, r;
+	int r;
 
 	memset(out, 0, sizeof(*out));
-	fd = cvm_open_regular_sized(dirfd, path, &size);
-	if (fd < 0)
-		return fd == -CVM_E_NOTREG ? -CVM_E_LAYOUT : fd;
-	if (size < sizeof(Elf64_Ehdr)) {
-		r = -CVM_E_LAYOUT;
-		goto out;
-	}
-	m->fd = fd;
-	m->len = size;
-	r = parse(m, out);
-out:
-	close(fd);
+	m->fd = cvm_open_to_parse(dirfd, path, &m->len);
+	if (m->fd < 0)
+		return m->fd;
+	r = m->len < sizeof(Elf64_Ehdr) ? -CVM_E_LAYOUT : parse(m, out);
+	close(m->fd);
 	return r;
 }
 

@@ -477,9 +477,11 @@ int cvm_open_regular(int dirfd, const char *name, int flags, mode_t mode)
 	return open_regular(dirfd, name, flags, mode, NULL);
 }
 
-int cvm_open_regular_sized(int dirfd, const char *name, uint64_t *size)
+int cvm_open_to_parse(int dirfd, const char *name, uint64_t *size)
 {
-	return open_regular(dirfd, name, O_RDONLY, 0, size);
+	int fd = open_regular(dirfd, name, O_RDONLY, 0, size);
+
+	return fd == -CVM_E_NOTREG ? -CVM_E_LAYOUT : fd;
 }
 
 void cvm_path_folder(const char *path, char *buf, size_t len)

@@ -95,8 +95,12 @@ int cvm_write_file_at(int dirfd, const char *name, const void *buf, size_t len, 
  */
 int cvm_open_regular(int dirfd, const char *name, int flags, mode_t mode);
 
-/* cvm_open_regular(dirfd, name, O_RDONLY), with the file's size (from the same fstat) into *size. */
-int cvm_open_regular_sized(int dirfd, const char *name, uint64_t *size);
+/*
+ * A file for a reader of a binary format (ELF, PE): cvm_open_regular(dirfd,
+ * name, O_RDONLY) with the file's size (from the same fstat) into *size,
+ * where what is not a regular file is not of the format (-CVM_E_LAYOUT).
+ */
+int cvm_open_to_parse(int dirfd, const char *name, uint64_t *size);
 
 /* path's folder (cut at its last '/', or on Windows '\' too) into buf; path itself when it has none. */
 void cvm_path_folder(const char *path, char *buf, size_t len);

@@ -323,9 +323,9 @@ int cvm_pe_read_at(int dirfd, const char *path, const char *const *probes, size_
 	int fd, r;
 
 	memset(out, 0, sizeof(*out));
-	fd = cvm_open_regular_sized(dirfd, path, &size);
+	fd = cvm_open_to_parse(dirfd, path, &size);
 	if (fd < 0)
-		return fd == -CVM_E_NOTREG ? -CVM_E_LAYOUT : fd;
+		return fd;
 	m = calloc(1, sizeof(*m));
 	if (!m) {
 		r = -ENOMEM;
