@@ -182,8 +182,10 @@ static void *hash_behind(void *arg)
 		uint64_t off = b->off;
 		pthread_mutex_unlock(&b->mu);
 		n = cvm_pread(b->fd, buf, BUFSZ, off);
-		if (n > 0)
-			n = cvm_sha256_update(b->c, buf, (size_t)n) < 0 ? -ENOMEM : n;
+		if (n > 0) {
+			int k = cvm_sha256_update(b->c, buf, (size_t)n);
+			n = k < 0 ? k : n;
+		}
 		pthread_mutex_lock(&b->mu);
 		if (n > 0)
 			b->off += (uint64_t)n;

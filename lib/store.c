@@ -109,10 +109,16 @@ fail:
 	return r;
 }
 
-void cvm_store_close(struct cvm_store *s)
+/* The flush behind a staged tree, if one runs, stopped (it waits for a flush in progress). */
+static void stop_behind(struct cvm_store *s)
 {
 	cvm_flush_behind_stop(s->behind);
 	s->behind = NULL;
+}
+
+void cvm_store_close(struct cvm_store *s)
+{
+	stop_behind(s);
 	if (s->lock_fd >= 0)
 		close(s->lock_fd);
 	if (s->fd >= 0)
@@ -418,8 +424,7 @@ int cvm_store_commit(struct cvm_store *s, const char *staged, const char *id, bo
 	if (r < 0)
 		return sys_err(s, "name a version", r);
 	/* One flush of everything extracted instead of an fsync per file. */
-	cvm_flush_behind_stop(s->behind);
-	s->behind = NULL;
+	stop_behind(s);
 	r = cvm_syncfs(s->fd);
 	if (r < 0)
 		return sys_err(s, "sync", r);
@@ -464,8 +469,7 @@ int cvm_store_discard(struct cvm_store *s, const char *staged)
 {
 	int fd, r;
 
-	cvm_flush_behind_stop(s->behind);
-	s->behind = NULL;
+	stop_behind(s);
 	fd = openat(s->fd, ".staging", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
