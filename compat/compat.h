@@ -46,11 +46,6 @@ int cvm_rename_exchange(int dfd, const char *a, const char *b);
 int cvm_syncfs(int fd);
 bool cvm_flush_each_file(void);
 
-/* Flushes fd's file system in the background (syncfs every 200 ms) until
- * cvm_flush_behind_stop, so that a flush after a large write has little left
- * to wait for. NULL where nothing is done: on Windows, where each file is
- * flushed as it is closed, or when no thread can be started. _stop(NULL) is
- * a no-op; it waits for a flush in progress. */
 /* The calling thread runs only when a CPU would otherwise idle (SCHED_IDLE;
  * the idle priority on Windows): for work with slack. */
 void cvm_thread_idle(void);
@@ -70,6 +65,12 @@ static inline struct timespec cvm_deadline(long ms)
 	return t;
 }
 
+/* Flushes fd's file system in the background (syncfs every 200 ms) until
+ * cvm_flush_behind_stop, so that a flush after a large write has little left
+ * to wait for. NULL where nothing is done: on Windows, where each file is
+ * flushed as it is closed, or when no thread can be started. _stop(NULL) is
+ * a no-op; it waits for a flush in progress. A process with this thread must
+ * not fork a child that goes on without exec (see cvm_store_flush_behind). */
 struct cvm_flush_behind;
 struct cvm_flush_behind *cvm_flush_behind_start(int fd);
 void cvm_flush_behind_stop(struct cvm_flush_behind *f);

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #ifndef _WIN32
+#include <dirent.h>
 #include <poll.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -878,6 +879,33 @@ static void try_escape(struct child_ctx *c, const char *path)
 	r = (int)syscall(SYS_execve, argv[0], argv, NULL);
 	report_try(c, "exec", r < 0 ? -errno : 0);
 }
+
+/*
+ * Test builds: the child is forked from a process of one thread. Beside
+ * another, it could inherit a lock that thread held (a sanitizer's
+ * allocator has no handler at fork) and wait for it forever; here that
+ * order of calls fails every time instead of once in a while.
+ */
+static void check_one_thread(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	while (d && (e = readdir(d)))
+		n += e->d_name[0] != '.';
+	if (d)
+		closedir(d);
+	if (n > 1) {
+		fprintf(stderr, "cudnnvm: internal error: the extraction process would be forked "
+			"beside %d other thread%s\n", n - 1, n == 2 ? "" : "s");
+		abort();
+	}
+}
+#else
+static void check_one_thread(void)
+{
+}
 #endif
 
 static void child_main(int fd, const char *name, const struct cvm_extract_opts *o, int dirfd,
@@ -943,6 +971,7 @@ int cvm_extract_spawn(int fd, const char *name, const struct cvm_extract_opts *o
 	if (r < 0)
 		goto fail;
 	fflush(NULL);
+	check_one_thread();
 	c->pid = fork();
 	if (c->pid < 0) {
 		r = cvm_err(-errno, "cannot start the extraction: %s", strerror(errno));

@@ -537,10 +537,10 @@ static void pipeline_opened(void *arg, int fd)
 		return;
 	}
 	r = cvm_store_stage(&p->ctx->store, p->in->id, p->staged, sizeof(p->staged), &p->sfd);
-	if (r == 0) {
-		cvm_store_flush_behind(&p->ctx->store);
+	if (r == 0)
 		r = cvm_extract_spawn(p->rfd, p->in->cache_path, p->xo, p->sfd, &p->child);
-	}
+	if (r == 0)
+		cvm_store_flush_behind(&p->ctx->store);
 	if (r < 0) {
 		p->error = r;
 		pipeline_stop(p);
@@ -889,8 +889,6 @@ static int stage(struct install_run *run, const char *name)
 
 	if (r < 0)
 		run->staged[0] = '\0';
-	else
-		cvm_store_flush_behind(&run->ctx->store);
 	return r;
 }
 
@@ -933,6 +931,7 @@ static int start_decoding(struct install_run *run)
 	r = cvm_extract_spawn(run->fd, in->archive, &run->xo, run->sfd, &run->child);
 	if (r < 0)
 		return r;
+	cvm_store_flush_behind(&run->ctx->store);
 	run->sb.child = run->child;
 	cvm_progress_start(&run->sb.pr, "installing", (uint64_t)run->st.st_size);
 	return 0;
@@ -1100,6 +1099,7 @@ static int extract_staged(struct install_run *run)
 		r = stage(run, in->id);
 		if (r < 0)
 			return r;
+		cvm_store_flush_behind(&run->ctx->store);
 		r = cvm_extract_run(run->fd, in->archive, &run->xo, run->sfd, &run->x);
 		if (r < 0)
 			return r;

@@ -60,6 +60,9 @@ int cvm_store_stage(struct cvm_store *s, const char *id, char *name, size_t len,
  * For a large staged tree: until the next _commit, _discard or _close, the
  * store's file system is flushed in the background as the tree is written
  * (compat.h), so that the commit's flush has little left to wait for.
+ * Start it after the extraction process is forked, never before: a child
+ * forked beside a thread that is starting (or holds any lock but malloc's)
+ * inherits that lock held and would wait for it forever.
  */
 void cvm_store_flush_behind(struct cvm_store *s);
 
