@@ -324,7 +324,7 @@ static void test_real(void)
 
 	snprintf(path, sizeof(path), "%s/libcudnn_cnn.so.9", dir);
 	if (access(path, R_OK) < 0) {
-		printf("ok - real cuDNN 9.19 libraries # SKIP %s is absent\n", path);
+		UNIT_SKIP("real cuDNN 9.19 libraries", "%s is absent", path);
 		return;
 	}
 	for (size_t i = 0; i < 4; i++) {

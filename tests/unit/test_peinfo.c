@@ -203,7 +203,7 @@ static void test_mingw(void)
 	size_t len = 0;
 
 	if (system("command -v x86_64-w64-mingw32-gcc >/dev/null 2>&1") != 0) {
-		printf("ok - mingw-built DLLs # SKIP x86_64-w64-mingw32-gcc is absent\n");
+		UNIT_SKIP("mingw-built DLLs", "x86_64-w64-mingw32-gcc is absent");
 		return;
 	}
 	if (unit_tmp_make("peinfo") < 0)

@@ -6,12 +6,14 @@
  * A minimal unit-test harness: each CHECK prints "ok - ..." or
  * "not ok - ..." (TAP style); tests/run.sh counts them. main() returns
  * unit_done(): it prints the plan "1..N" (tests/run.sh fails a binary that
- * stopped before it) and is non-zero when any check failed.
+ * stopped before it) and is non-zero when any check failed. UNIT_SKIP(what,
+ * why) stands for checks that cannot run here: one "ok - what # SKIP why"
+ * result, counted in the plan.
  */
 #include <stdio.h>
 #include <string.h>
 
-static int unit_failed, unit_passed;
+static int unit_failed, unit_passed, unit_skipped;
 
 #define CHECK(cond, ...) do { \
 	if (cond) { \
@@ -37,9 +39,14 @@ static int unit_failed, unit_passed;
 	if (!eq_) printf("#   got '%s', want '%s'\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
 } while (0)
 
+#define UNIT_SKIP(what, ...) do { \
+	unit_skipped++; \
+	printf("ok - %s # SKIP ", what); printf(__VA_ARGS__); printf("\n"); \
+} while (0)
+
 static inline int unit_done(void)
 {
-	printf("1..%d\n", unit_passed + unit_failed);
+	printf("1..%d\n", unit_passed + unit_failed + unit_skipped);
 	fflush(stdout);
 	return unit_failed ? 1 : 0;
 }
