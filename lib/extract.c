@@ -730,6 +730,8 @@ static void child_file(void *arg)
 	end_record(&m, begin_record(&m, 'X'));
 	send_msg(c, &m);
 	free(m.p);
+	/* The confined process's own crash point (with :stop, a child that hangs). */
+	cvm_fault("install-child-extracting");
 }
 
 static void child_progress(void *arg, uint64_t pos)
@@ -1010,7 +1012,11 @@ bool cvm_extract_child_ended(struct cvm_extract_child *c)
 			       si.si_pid != 0);
 }
 
-/* Reads more of the report: 1, 0 at its end, or a negative code (printed). */
+/*
+ * Reads more of the report: 1, 0 at its end, or a negative code (printed;
+ * -EINTR, not printed, when a signal asked this process to stop: a child
+ * that hangs is not waited for then, nor one that the signal did not reach).
+ */
 static int fill(struct cvm_extract_child *c, void (*tick)(void *arg, uint64_t pos), void *arg)
 {
 	struct pollfd pfd = { c->rfd, POLLIN, 0 };
@@ -1018,11 +1024,14 @@ static int fill(struct cvm_extract_child *c, void (*tick)(void *arg, uint64_t po
 
 	if (c->eof)
 		return 0;
-	while (tick) {
+	for (;;) {
 		int k = poll(&pfd, 1, 100);
+		if (cvm_interrupted)
+			return -EINTR;
 		if (k > 0 || (k < 0 && errno != EINTR))
 			break;
-		tick(arg, cvm_extract_child_position(c));
+		if (tick)
+			tick(arg, cvm_extract_child_position(c));
 	}
 	if (c->n == c->cap) {
 		/* Doubled from 64 KiB, so that the report can reach MAX_REPORT and no more. */

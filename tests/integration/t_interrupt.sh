@@ -81,6 +81,49 @@ for how in "--verify-first" ""; do
 	assert_empty_or_absent "$STORE/versions" "Ctrl-C when staged${how:+ ($how)}: nothing installed"
 done
 
+# ------------- SIGTERM to cudnnvm alone while its extraction process hangs
+# The confined process stops itself after its first file (SIGSTOP: a child
+# that hangs, and that a signal to cudnnvm's PID alone does not reach, as
+# from kill, timeout or a job scheduler): cudnnvm stops waiting for it,
+# kills it, removes the staging folder and exits 143.
+# shellcheck disable=SC2317  # called through wait_until
+child_stopped() {
+	local c
+	for c in $(pgrep -P "$1"); do
+		[ "$(awk '{print $3}' "/proc/$c/stat" 2>/dev/null)" = T ] && CHILD=$c && return 0
+	done
+	return 1
+}
+CHILD=
+CUDNNVM_FAULT=install-child-extracting:stop CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" \
+	--manifests "$MAN" install 9.1.1 --cuda 12.4 --archive "$A9" >"$TEST_TMP/term.out" \
+	2>"$TEST_TMP/term.err" </dev/null &
+PID=$!
+CVM_BG_PIDS+=("$PID")
+if wait_until child_stopped "$PID"; then
+	ok "the extraction process hangs (stopped after its first file)"
+else
+	not_ok "the extraction process hangs (stopped after its first file)" "$(cat "$TEST_TMP/term.err")"
+fi
+kill -TERM "$PID"
+if CVM_WAIT_CAP=30 wait_until gone "$PID"; then
+	ok "SIGTERM to cudnnvm alone ends the install although its child hangs"
+else
+	not_ok "SIGTERM to cudnnvm alone ends the install although its child hangs" "still running 30 s later"
+	kill -9 "$PID"
+fi
+wait "$PID"
+RC=$?
+CVM_ERRF=$TEST_TMP/term.err CVM_OUTF=$TEST_TMP/term.out CVM_LAST="install (SIGTERM, child hung)"
+check "after SIGTERM: exit 143 (128 + SIGTERM), got $RC" test "$RC" = 143
+assert_err_matches "^cudnnvm: error: interrupted: nothing was installed; the staging folder /opt/cudnnvm/\.staging/[^ ]+ is removed$" \
+	"after SIGTERM: it names the staging folder it removed"
+check "after SIGTERM: one error line" test "$(grep -c '^cudnnvm: error: ' "$TEST_TMP/term.err")" = 1
+check "after SIGTERM: the hung extraction process is gone" gone "${CHILD:-0}"
+assert_empty_or_absent "$STORE/.staging" "after SIGTERM: .staging is empty"
+assert_empty_or_absent "$STORE/versions" "after SIGTERM: nothing installed"
+check "after SIGTERM: the lock is free" flock -n "$STORE/.lock" true
+
 # --------------------------------------------- waiting for the lock, on a terminal
 hold_lock
 TTYLOG=$TEST_TMP/tty.log
