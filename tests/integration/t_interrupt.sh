@@ -24,6 +24,36 @@ held() { ! flock -n "$STORE/.lock" true; }
 # shellcheck disable=SC2317
 free() { flock -n "$STORE/.lock" true; }
 
+# start_install BASE ARGS...: cudnnvm in the background ($PID), its output in
+# $TEST_TMP/BASE.out and .err.
+start_install() {
+	local base=$1
+	shift
+	CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" "$@" >"$TEST_TMP/$base.out" \
+		2>"$TEST_TMP/$base.err" </dev/null &
+	PID=$!
+	CVM_BG_PIDS+=("$PID")
+}
+# until_ok NAME BASE COND...: ok once COND holds, else not ok with BASE's stderr so far.
+until_ok() {
+	local name=$1 base=$2
+	shift 2
+	if wait_until "$@"; then ok "$name"; else not_ok "$name" "$(cat "$TEST_TMP/$base.err")"; fi
+}
+# stop_with SIG NAME BASE: sends SIG to the install in the background ($PID,
+# its output in $TEST_TMP/BASE.out and .err), waits up to 30 s for it to end,
+# then takes its exit code into RC and its output for the assertions.
+stop_with() {
+	kill -"$1" "$PID"
+	if CVM_WAIT_CAP=30 wait_until gone "$PID"; then ok "$2"; else
+		not_ok "$2" "still running 30 s later"
+		kill -9 "$PID"
+	fi
+	wait "$PID"
+	RC=$?
+	CVM_ERRF=$TEST_TMP/$3.err CVM_OUTF=$TEST_TMP/$3.out CVM_LAST="install (SIG$1)"
+}
+
 # -------------------------------------------------- Ctrl-C during a download
 MIR=$TEST_TMP/mirror
 mkdir -p "$MIR/cudnn/linux-x86_64"
@@ -35,26 +65,10 @@ CVM_BG_PIDS+=($!)
 wait_until has_bytes "$PORTFILE" || not_ok "the test's http server started"
 URL=http://127.0.0.1:$(cat "$PORTFILE")
 
-CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" --manifests "$MAN" --mirror "$URL" \
-	install 9.1.1 --cuda 12.4 >"$TEST_TMP/int.out" 2>"$TEST_TMP/int.err" </dev/null &
-PID=$!
-CVM_BG_PIDS+=("$PID")
+start_install int --manifests "$MAN" --mirror "$URL" install 9.1.1 --cuda 12.4
 PART=$STORE/cache/$N9.part
-if wait_until has_bytes "$PART"; then
-	ok "the install is downloading (its .part has bytes)"
-else
-	not_ok "the install is downloading (its .part has bytes)" "$(cat "$TEST_TMP/int.err")"
-fi
-kill -INT "$PID"
-if wait_until gone "$PID"; then
-	ok "Ctrl-C (SIGINT) ends the install"
-else
-	not_ok "Ctrl-C (SIGINT) ends the install" "still running 30 s later"
-	kill -9 "$PID"
-fi
-wait "$PID"
-RC=$?
-CVM_ERRF=$TEST_TMP/int.err CVM_OUTF=$TEST_TMP/int.out CVM_LAST="install (SIGINT)"
+until_ok "the install is downloading (its .part has bytes)" int has_bytes "$PART"
+stop_with INT "Ctrl-C (SIGINT) ends the install" int
 check "after Ctrl-C: exit 130 (128 + SIGINT), got $RC" test "$RC" = 130
 assert_err_contains "interrupted: nothing was installed" "after Ctrl-C: it says nothing was installed"
 assert_err_contains "kept in the cache" "after Ctrl-C: it says the bytes downloaded are kept, and where"
@@ -95,26 +109,10 @@ child_stopped() {
 	return 1
 }
 CHILD=
-CUDNNVM_FAULT=install-child-extracting:stop CUDNNVM_NO_PROGRESS=1 "$CUDNNVM" --root "$ROOT" \
-	--manifests "$MAN" install 9.1.1 --cuda 12.4 --archive "$A9" >"$TEST_TMP/term.out" \
-	2>"$TEST_TMP/term.err" </dev/null &
-PID=$!
-CVM_BG_PIDS+=("$PID")
-if wait_until child_stopped "$PID"; then
-	ok "the extraction process hangs (stopped after its first file)"
-else
-	not_ok "the extraction process hangs (stopped after its first file)" "$(cat "$TEST_TMP/term.err")"
-fi
-kill -TERM "$PID"
-if CVM_WAIT_CAP=30 wait_until gone "$PID"; then
-	ok "SIGTERM to cudnnvm alone ends the install although its child hangs"
-else
-	not_ok "SIGTERM to cudnnvm alone ends the install although its child hangs" "still running 30 s later"
-	kill -9 "$PID"
-fi
-wait "$PID"
-RC=$?
-CVM_ERRF=$TEST_TMP/term.err CVM_OUTF=$TEST_TMP/term.out CVM_LAST="install (SIGTERM, child hung)"
+CUDNNVM_FAULT=install-child-extracting:stop start_install term --manifests "$MAN" install 9.1.1 \
+	--cuda 12.4 --archive "$A9"
+until_ok "the extraction process hangs (stopped after its first file)" term child_stopped "$PID"
+stop_with TERM "SIGTERM to cudnnvm alone ends the install although its child hangs" term
 check "after SIGTERM: exit 143 (128 + SIGTERM), got $RC" test "$RC" = 143
 assert_err_matches "^cudnnvm: error: interrupted: nothing was installed; the staging folder /opt/cudnnvm/\.staging/[^ ]+ is removed$" \
 	"after SIGTERM: it names the staging folder it removed"
