@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # What a person at a terminal sees: Ctrl-C during an install's download
 # stops it, says what was kept and what removed, leaves no staging and
-# exits 130; waiting for the store lock is said once on a terminal (and not
+# exits 130; SIGTERM to cudnnvm alone ends it too while its extraction
+# process hangs; waiting for the store lock is said once on a terminal (and not
 # in a log); an unknown key in ROOT/etc/cudnnvm.conf is warned about with
 # the file and line.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
